@@ -1,0 +1,225 @@
+"""The ``foreachBatch`` handler: one micro-batch from raw records to committed tables.
+
+decode -> route -> (schema changes) -> per table: key, order, reason -> quarantine the bad ->
+reduce to the last change per key -> truncate barrier -> guard -> MERGE -> tombstones.
+Every write of a batch is idempotent, so a batch replayed after a crash changes nothing twice.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from pyspark.sql import DataFrame, Row, SparkSession
+from pyspark.sql import functions as F
+
+from .changes import ROW_OPS, TableView, reduce_to_last_change, route, table_changes, unmatched_reason
+from .config.models import PipelineConfig, TableSpec
+from .config.types import parse_sql_type
+from .debezium.connect_schema import image_fields, infer_json_type, lossless
+from .debezium.envelope import parse_envelopes
+from .errors import CdcDeltaError, SchemaChangeRefused, TruncateRefused
+from .lake import apply as lake
+from .lake.tables import DeltaLocation, add_columns, columns_ddl, create_if_missing, table_columns, META_COLUMNS
+from .metrics import BatchReport, TableFigures
+from .quarantine import ensure_quarantine, quarantine_rows, write_quarantine
+
+GC_EVERY_BATCHES = 10
+SAMPLE_VALUES = 1000
+
+
+class BatchHandler:
+    """Holds what stays the same between batches; ``__call__`` is given to foreachBatch."""
+
+    def __init__(self, spark: SparkSession, config: PipelineConfig,
+                 on_report: Callable[[BatchReport], None] | None = None) -> None:
+        self.spark, self.config = spark, config
+        self.targets = {t.name: DeltaLocation.of(config.target_of(t)) for t in config.tables}
+        self.quarantine = DeltaLocation.of(config.quarantine_location)
+        self.on_report = on_report or (lambda r: None)
+        self.failure: CdcDeltaError | None = None
+
+    def prepare(self) -> None:
+        """Create every table the pipeline writes, before the first batch."""
+        for spec in self.config.tables:
+            where = self.targets[spec.name]
+            declared = {c: s.sql_type for c, s in spec.column_specs.items()}
+            create_if_missing(self.spark, where, f"{columns_ddl(declared)}, {META_COLUMNS}", spec.table_properties)
+            lake.ensure_companions(self.spark, where, columns_ddl({k: declared[k] for k in spec.keys}))
+        ensure_quarantine(self.spark, self.quarantine)
+
+    def __call__(self, raw: DataFrame, batch_id: int) -> None:
+        try:
+            report, _ = self.process(raw, batch_id)
+        except CdcDeltaError as exc:
+            self.failure = exc  # the runner re-raises it as a one-line error
+            raise
+        if report.records_in:
+            self.on_report(report)
+
+    def process(self, raw: DataFrame, batch_id: int, app_id: str | None = None,
+                quarantine: bool = True) -> tuple[BatchReport, DataFrame | None]:
+        """Apply one batch; return its report and its quarantined rows."""
+        started = time.monotonic()
+        app_id = app_id or self.config.pipeline
+        report = BatchReport(self.config.pipeline, batch_id)
+        routed = self._routed(raw).persist()
+        try:
+            if not self._count_origins(routed, report):
+                return report, None
+            views = self._views(routed)
+            changes = {n: table_changes(routed, v).persist() for n, v in views.items()}
+            bad = self._quarantined(routed, changes, batch_id).persist()
+            report.quarantined = bad.count()
+            metadata = {"pipeline": self.config.pipeline, "batch_id": batch_id, "app_id": app_id,
+                        "offsets": report.offsets}
+            with lake.commit_metadata(self.spark, metadata):
+                if quarantine and report.quarantined:
+                    write_quarantine(bad, self.quarantine, app_id, batch_id)
+                for name, view in views.items():
+                    good = changes[name].filter(F.col("_cdc_error").isNull())
+                    report.tables[name] = self._apply_table(view, good, batch_id, app_id)
+            for df in changes.values():
+                df.unpersist()
+            report.seconds = round(time.monotonic() - started, 3)
+            return report, bad
+        finally:
+            routed.unpersist()
+
+    def _routed(self, raw: DataFrame) -> DataFrame:
+        routed = route(parse_envelopes(raw), list(self.config.tables))
+        unmatched = F.col("_cdc_table").isNull() & ~F.col("_cdc_is_tombstone")
+        if self.config.unmatched == "quarantine":
+            routed = routed.withColumn("_cdc_error", F.coalesce(
+                "_cdc_error", F.when(unmatched & F.col("_cdc_op").isNotNull(), unmatched_reason())))
+        return routed
+
+    def _count_origins(self, routed: DataFrame, report: BatchReport) -> int:
+        """Records in, Kafka tombstones and the end offset of each topic-partition or file."""
+        rows = routed.groupBy("_cdc_topic", "_cdc_partition", "_cdc_origin").agg(
+            F.count(F.lit(1)).alias("n"), F.sum(F.col("_cdc_is_tombstone").cast("int")).alias("tomb"),
+            F.max("_cdc_offset").alias("last")).collect()
+        for r in rows:
+            report.records_in += r["n"]
+            report.kafka_tombstones += r["tomb"] or 0
+            where = r["_cdc_origin"] or f"{r['_cdc_topic']}/{r['_cdc_partition']}"
+            report.offsets[where] = r["last"]
+        return report.records_in
+
+    def _quarantined(self, routed: DataFrame, changes: dict[str, DataFrame], batch_id: int) -> DataFrame:
+        pipeline = self.config.pipeline
+        envelope_bad = routed.filter(F.col("_cdc_table").isNull() & F.col("_cdc_error").isNotNull())
+        parts = [quarantine_rows(envelope_bad, pipeline, batch_id)]
+        for name, df in changes.items():
+            bad = df.filter(F.col("_cdc_error").isNotNull()).withColumn("_cdc_table", F.lit(name))
+            parts.append(quarantine_rows(bad, pipeline, batch_id))
+        out = parts[0]
+        for p in parts[1:]:
+            out = out.unionByName(p)
+        return out
+
+    # --- schema: what the events carry against what the tables hold -------------------------
+
+    def _views(self, routed: DataFrame) -> dict[str, TableView]:
+        seen = self._schema_summary(routed)
+        return {spec.name: self._view(spec, seen.get(spec.name, []), routed) for spec in self.config.tables}
+
+    def _schema_summary(self, routed: DataFrame) -> dict[str, list[Row]]:
+        """Per table and distinct event schema: the schema text and the image's column names."""
+        image = F.when(F.col("_cdc_op") == "d", F.col("_cdc_before")).otherwise(F.col("_cdc_after"))
+        ok = routed.filter(F.col("_cdc_table").isNotNull() & F.col("_cdc_error").isNull())
+        rows = (ok.select("_cdc_table", "_cdc_schema_id", "_cdc_schema", F.explode_outer(F.map_keys(image)).alias("k"))
+                .groupBy("_cdc_table", "_cdc_schema_id")
+                .agg(F.any_value("_cdc_schema", True).alias("schema"), F.collect_set("k").alias("keys"))
+                .collect())
+        out: dict[str, list[Row]] = {}
+        for r in rows:
+            out.setdefault(r["_cdc_table"], []).append(r)
+        return out
+
+    def _view(self, spec: TableSpec, seen: list[Row], routed: DataFrame) -> TableView:
+        where = self.targets[spec.name]
+        existing = table_columns(self.spark, where)
+        columns = {c: s.sql_type for c, s in spec.column_specs.items()}
+        if spec.schema_change == "evolve" and not spec.column_list:
+            columns.update({c: t for c, t in existing.items() if c not in spec.columns})
+        variants = {r["_cdc_schema_id"]: image_fields(r["schema"]) for r in seen if r["schema"]}
+        new = sorted({k for r in seen for k in r["keys"] if k} - set(spec.columns) - set(columns))
+        if new and spec.schema_change != "ignore" and not spec.column_list:
+            columns.update(self._new_columns(spec, where, new, variants, routed))
+        _check_types(spec.name, columns, variants)
+        encodings = {c: s.encoding for c, s in spec.columns.items()}
+        return TableView(spec, columns, encodings, variants, self.config.decoding.decimal_handling)
+
+    def _new_columns(self, spec: TableSpec, where: DeltaLocation, new: list[str],
+                     variants: dict, routed: DataFrame) -> dict:
+        types: dict[str, str] = {}
+        for col in new:
+            info = next((f[col] for f in variants.values() if col in f), None)
+            if spec.schema_change == "fail":
+                raise SchemaChangeRefused(spec.name, col, None, info.label if info else "an undeclared column",
+                                          "the table's policy is 'schema_change: fail'; declare the column "
+                                          "in the config, or set schema_change: evolve or ignore")
+            types[col] = info.evolved_type() if info else ""
+        untyped = [c for c, t in types.items() if not t]
+        if untyped:
+            types.update(_infer_types(routed, spec.name, untyped))
+        add_columns(self.spark, where, types)
+        return {c: parse_sql_type(t) for c, t in types.items()}
+
+    # --- applying one table -----------------------------------------------------------------
+
+    def _apply_table(self, view: TableView, good: DataFrame, batch_id: int, app_id: str) -> TableFigures:
+        where = self.targets[view.name]
+        figures = TableFigures()
+        stats = {r["_cdc_op"]: r for r in good.groupBy("_cdc_op").agg(
+            F.count(F.lit(1)).alias("n"), F.max("_cdc_seq").alias("seq"),
+            F.max("_cdc_source_ts").alias("ts")).collect()}
+        figures.events = sum(r["n"] for r in stats.values())
+        rows = good.filter(F.col("_cdc_op").isin(*ROW_OPS))
+        if "t" in stats:
+            rows = self._truncate(view, where, stats["t"], rows, figures, batch_id, app_id)
+        if any(op in stats for op in ROW_OPS):
+            reduced = reduce_to_last_change(rows, view)
+            changes = lake.guard(self.spark, reduced, where, view.keys).persist()
+            outcome = lake.merge_changes(self.spark, where, changes, view.keys, view.values)
+            changes.unpersist()
+            figures.inserted, figures.updated, figures.deleted = outcome.inserted, outcome.updated, outcome.deleted
+        newest = max((r["ts"] for r in stats.values() if r["ts"] is not None), default=None)
+        if newest is not None and batch_id % GC_EVERY_BATCHES == 0:
+            figures.tombstones_collected = lake.collect_tombstones(
+                self.spark, where, newest, view.spec.retention_ms)
+        return figures
+
+    def _truncate(self, view: TableView, where: DeltaLocation, stat: Row, rows: DataFrame,
+                  figures: TableFigures, batch_id: int, app_id: str) -> DataFrame:
+        policy = view.spec.truncate
+        if policy == "fail":
+            raise TruncateRefused(view.name)
+        if policy == "ignore":
+            return rows
+        figures.truncates = stat["n"]
+        figures.truncated_rows = lake.apply_truncate(self.spark, where, stat["seq"], stat["ts"],
+                                                     batch_id, f"{app_id}:truncate")
+        return rows.filter(F.col("_cdc_seq") > lake.seq_literal(stat["seq"]))
+
+
+def _infer_types(routed: DataFrame, table: str, cols: list[str]) -> dict[str, str]:
+    """Types of columns that appear in events without a schema, from their values."""
+    image = F.col("_cdc_after")
+    picked = [F.try_element_at(image, F.lit(c)).alias(c) for c in cols]
+    sample = (routed.filter((F.col("_cdc_table") == table) & image.isNotNull())
+              .select(*picked).limit(SAMPLE_VALUES).collect())
+    return {c: infer_json_type([r[c] for r in sample]) for c in cols}
+
+
+def _check_types(table: str, columns: dict, variants: dict) -> None:
+    """Refuse a batch whose event schema would lose data in a column's current type."""
+    for fields in variants.values():
+        for col, info in fields.items():
+            if col in columns and not lossless(info, columns[col]):
+                raise SchemaChangeRefused(
+                    table, col, columns[col].name, info.label,
+                    f"converting {info.label} values to {columns[col].name} would lose data; "
+                    "change the column's type in the source back, or migrate the Delta table "
+                    "and the config to a type that holds both")

@@ -1,0 +1,173 @@
+"""Pure ``DataFrame -> DataFrame`` steps from envelopes to the changes a MERGE applies.
+
+route -> table_changes (key, typed columns, order, reason) -> reduce_to_last_change.
+Nothing here writes or runs an action.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from .config.models import Match, TableSpec
+from .config.types import SqlType
+from .debezium.connect_schema import FieldInfo
+from .debezium.logical import decode, is_placeholder
+from .debezium.order import seq_struct, source_position
+
+ROW_OPS = ("c", "u", "r", "d")
+ORIGIN_COLUMNS = ("_cdc_value", "_cdc_topic", "_cdc_partition", "_cdc_offset", "_cdc_origin",
+                  "_cdc_kafka_ts")
+MAX_SHOWN = 60
+
+
+@dataclass(frozen=True)
+class TableView:
+    """What one batch needs to know of a table: its columns now, and how events encode them."""
+
+    spec: TableSpec
+    columns: Mapping[str, SqlType]                  # written columns, declared then evolved
+    encodings: Mapping[str, str | None]             # configured encoding per column
+    variants: Mapping[int, Mapping[str, FieldInfo]] = field(default_factory=dict)
+    decimal_handling: str = "precise"
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def keys(self) -> list[str]:
+        return list(self.spec.keys)
+
+    @property
+    def values(self) -> list[str]:
+        return [c for c in self.columns if c not in self.spec.keys]
+
+
+def route(envelopes: DataFrame, tables: list[TableSpec]) -> DataFrame:
+    """Add ``_cdc_table``: the first configured table whose match the record meets."""
+    name = F.lit(None).cast("string")
+    for table in reversed(tables):
+        name = F.when(_matches(table.effective_match), F.lit(table.name)).otherwise(name)
+    return envelopes.withColumn("_cdc_table", name)
+
+
+def _matches(match: Match) -> Column:
+    cond = F.lit(True)
+    src = F.col("_cdc_source")
+    if match.topic:
+        cond = cond & (F.col("_cdc_topic") == match.topic)
+    for key, want in (("db", match.db), ("schema", match.schema_), ("table", match.table)):
+        if want:
+            cond = cond & (src.getItem(key) == want)
+    return cond
+
+
+def unmatched_reason() -> Column:
+    src = F.col("_cdc_source")
+    return F.format_string(
+        "no configured table matches topic '%s', source %s.%s.%s; add a table whose match "
+        "names it, or set unmatched: skip", F.col("_cdc_topic"), F.coalesce(src.db, F.lit("-")),
+        F.coalesce(src.schema, F.lit("-")), F.coalesce(src.table, F.lit("-")))
+
+
+def table_changes(routed: DataFrame, view: TableView) -> DataFrame:
+    """One table's records: key, typed columns, TOAST flags, op, order and the first error."""
+    rows = routed.filter((F.col("_cdc_table") == view.name) & ~F.col("_cdc_is_tombstone"))
+    op = F.col("_cdc_op")
+    image = F.when(op == "d", F.col("_cdc_before")).otherwise(F.col("_cdc_after"))
+    rows = rows.withColumn("_cdc_image", image)
+    raw = {c: F.try_element_at(F.col("_cdc_image"), F.lit(c)) for c in view.columns}
+    typed = {c: _decode_column(raw[c], c, view) for c in view.columns}
+    after_value = lambda c: _as_order_number(typed[c], view.columns[c])  # noqa: E731
+    position = source_position(F.col("_cdc_source"), view.spec.sequence_by, after_value)
+    error = F.coalesce(
+        F.col("_cdc_error"), position.missing, _image_error(view),
+        *[_key_error(raw[k], k) for k in view.keys],
+        *[_decode_error(raw[c], typed[c], c, view) for c in view.columns],
+    )
+    ts = F.coalesce(F.col("_cdc_envelope_ts"), F.col("_cdc_source").getItem("ts_ms").try_cast("bigint"))
+    return rows.select(
+        *ORIGIN_COLUMNS,
+        *[typed[c].alias(c) for c in view.columns],
+        *[is_placeholder(raw[c]).alias(f"_cdc_u_{c}") for c in view.values],
+        op.alias("_cdc_op"), seq_struct(position, op, F.col("_cdc_source")).alias("_cdc_seq"),
+        ts.alias("_cdc_source_ts"), error.alias("_cdc_error"),
+    )
+
+
+def _decode_column(text: Column, column: str, view: TableView) -> Column:
+    """Decode by the event's schema where it names an encoding, else by the configured one."""
+    target = view.columns[column]
+    default = decode(text, target, view.encodings.get(column), None, view.decimal_handling)
+    by_encoding: dict[tuple[str | None, int | None], list[int]] = {}
+    for schema_id, fields in view.variants.items():
+        info = fields.get(column)
+        if info is not None:
+            by_encoding.setdefault((info.encoding, info.scale), []).append(schema_id)
+    expr = None
+    for (encoding, scale), ids in by_encoding.items():
+        decoded = decode(text, target, encoding, scale, "double" if encoding is None else "precise")
+        cond = F.col("_cdc_schema_id").isin(*ids)
+        expr = F.when(cond, decoded) if expr is None else expr.when(cond, decoded)
+    return default if expr is None else expr.otherwise(default)
+
+
+def _image_error(view: TableView) -> Column:
+    op = F.col("_cdc_op")
+    before_null = F.col("_cdc_before").isNull()
+    return (
+        F.when((op == "d") & before_null, F.lit(
+            f"delete without a key for table {view.name}: 'before' is null. The source table "
+            "sends no old key (Postgres: REPLICA IDENTITY NOTHING or no primary key); set "
+            "REPLICA IDENTITY DEFAULT with a primary key, or REPLICA IDENTITY FULL"))
+        .when(op.isin("c", "u", "r") & F.col("_cdc_after").isNull(),
+              F.format_string("op '%s' without an 'after' image", op))
+    )
+
+
+def _key_error(text: Column, key: str) -> Column:
+    op = F.col("_cdc_op")
+    where = F.when(op == "d", F.lit("before")).otherwise(F.lit("after"))
+    return F.when(op.isin(*ROW_OPS) & text.isNull(),
+                  F.format_string("key column '%s' is null or missing in '%s'", F.lit(key), where))
+
+
+def _decode_error(text: Column, typed: Column, column: str, view: TableView) -> Column:
+    """'column x: value v does not decode as T' when text is present and the value is not."""
+    needed = F.col("_cdc_op").isin("c", "u", "r") if column not in view.keys else F.col("_cdc_op").isin(*ROW_OPS)
+    bad = needed & text.isNotNull() & typed.isNull() & ~is_placeholder(text)
+    shown = F.when(F.length(text) > MAX_SHOWN, F.concat(F.substring(text, 1, MAX_SHOWN), F.lit("…"))).otherwise(text)
+    return F.when(bad, F.format_string("column '%s': value '%s' does not decode as %s",
+                                       F.lit(column), shown, F.lit(view.columns[column].name)))
+
+
+def _as_order_number(value: Column, sql_type: SqlType) -> Column:
+    if sql_type.kind == "timestamp":
+        return F.unix_micros(value.cast("timestamp"))
+    if sql_type.kind == "date":
+        return F.unix_date(value).cast("bigint")
+    return value.try_cast("bigint")
+
+
+def reduce_to_last_change(changes: DataFrame, view: TableView) -> DataFrame:
+    """Per key, the last change of the batch; a TOAST placeholder takes the latest real value
+    of that column from earlier changes of the key in the batch, and otherwise stays flagged so
+    the MERGE keeps the stored value."""
+    values = view.values
+    last = F.max_by(F.struct(
+        "_cdc_op", "_cdc_seq", "_cdc_source_ts", *values, *[f"_cdc_u_{c}" for c in values]), "_cdc_seq")
+    carried = [F.max_by(F.struct(F.col(c).alias("v")), F.when(~F.col(f"_cdc_u_{c}"), F.col("_cdc_seq")))
+               .alias(f"_cdc_c_{c}") for c in values]
+    grouped = changes.groupBy(*view.keys).agg(last.alias("_cdc_last"), *carried)
+    out = [F.col(k) for k in view.keys] + [F.col(f"_cdc_last.{n}").alias(n) for n in
+                                           ("_cdc_op", "_cdc_seq", "_cdc_source_ts")]
+    for c in values:
+        unavailable = F.col(f"_cdc_last._cdc_u_{c}")
+        found = F.col(f"_cdc_c_{c}").isNotNull()
+        out.append(F.when(unavailable & found, F.col(f"_cdc_c_{c}.v")).otherwise(F.col(f"_cdc_last.{c}")).alias(c))
+        out.append((unavailable & ~found).alias(f"_cdc_u_{c}"))
+    return grouped.select(*out)

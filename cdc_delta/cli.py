@@ -1,0 +1,150 @@
+"""`cdc-delta`: run, validate, plan, show, replay. One error handler: a one-line message and an
+exit code; ``--debug`` shows the trace."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from .config import PipelineConfig, load_config
+from .config.models import Trigger
+from .errors import CdcDeltaError, ConfigError
+
+EXIT_CODES = """exit codes:
+  0  done (available-now / once: everything new was applied)
+  1  unexpected error
+  2  invalid config or arguments
+  3  data refused by policy (schema change that would lose data, truncate with 'fail')
+  4  set-up problem (Java, Maven, jars)
+  5  the streaming query failed"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except CdcDeltaError as exc:
+        if args.debug:
+            raise
+        _fail(str(exc))
+        return exc.exit_code
+    except KeyboardInterrupt:
+        _fail("interrupted")
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the one place that turns anything into one line
+        if args.debug:
+            raise
+        first = (str(exc).strip().splitlines() or [""])[0]
+        _fail(f"{type(exc).__name__}: {first[:500]} (run with --debug for the trace)")
+        return 1
+
+
+def _fail(message: str) -> None:
+    red, reset = ("\033[31m", "\033[0m") if sys.stderr.isatty() else ("", "")
+    print(f"{red}error: {message}{reset}", file=sys.stderr, flush=True)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="cdc-delta", description="Debezium change events into Delta tables.",
+                                epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--debug", action="store_true", help="show full traces on errors")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def command(name: str, func, help_text: str) -> argparse.ArgumentParser:
+        c = sub.add_parser(name, help=help_text)
+        c.add_argument("--config", "-c", required=True, help="pipeline YAML file")
+        c.add_argument("--debug", action="store_true", default=argparse.SUPPRESS)
+        c.set_defaults(func=func)
+        return c
+
+    run = command("run", cmd_run, "run the pipeline")
+    run.add_argument("--trigger", help="available-now (default for files), once, or an interval like '10 seconds'")
+    run.add_argument("--show", action="store_true", help="print the tables when the run ends")
+    run.add_argument("--metrics-json", help="append one JSON line per batch to this file")
+    command("validate", cmd_validate, "check a config without starting Spark")
+    command("plan", cmd_plan, "print what the pipeline will do per table")
+    show = command("show", cmd_show, "print the current tables")
+    show.add_argument("--table", help="only this table")
+    replay = command("replay", cmd_replay, "re-apply quarantined events once their cause is fixed")
+    replay.add_argument("--table", help="only events of this table")
+    return p
+
+
+def parse_trigger(text: str | None, config: PipelineConfig) -> Trigger:
+    if not text:
+        return config.trigger
+    t = text.strip().lower().replace("-", "_")
+    if t in ("available_now", "once"):
+        return Trigger(kind=t)
+    try:
+        return Trigger(kind="processing_time", interval=text)
+    except ValueError:
+        raise ConfigError("--trigger", "--trigger", "not a trigger", text,
+                          ["available-now", "once", "an interval like '10 seconds'"]) from None
+
+
+def cmd_validate(args) -> int:
+    config = load_config(args.config)
+    print(f"ok: {args.config}: pipeline {config.pipeline}, {len(config.tables)} table(s): "
+          f"{', '.join(t.name for t in config.tables)}")
+    return 0
+
+
+def cmd_plan(args) -> int:
+    from .plan_report import describe
+
+    print(describe(load_config(args.config)))
+    return 0
+
+
+def cmd_run(args) -> int:
+    config = load_config(args.config)
+    trigger = parse_trigger(args.trigger, config)
+    from .batch import BatchHandler
+    from .metrics import ProgressPrinter
+    from .session import get_spark
+    from .stream import run_pipeline
+
+    spark = get_spark(config.pipeline, config.spark)
+    printer = ProgressPrinter(json_path=args.metrics_json)
+    run_pipeline(spark, config, BatchHandler(spark, config, printer), trigger)
+    print(printer.summary(), flush=True)
+    if args.show:
+        _show(spark, config, None)
+    return 0
+
+
+def cmd_show(args) -> int:
+    config = load_config(args.config)
+    from .session import get_spark
+
+    _show(get_spark(config.pipeline, config.spark), config, args.table)
+    return 0
+
+
+def cmd_replay(args) -> int:
+    config = load_config(args.config)
+    from .replay import replay_quarantine
+    from .session import get_spark
+
+    print(replay_quarantine(get_spark(config.pipeline, config.spark), config, args.table), flush=True)
+    return 0
+
+
+def _show(spark, config: PipelineConfig, only: str | None) -> None:
+    from .lake.tables import DeltaLocation
+
+    for spec in config.tables:
+        if only and spec.name != only:
+            continue
+        df = DeltaLocation.of(config.target_of(spec)).read(spark)
+        user = [c for c in df.columns if not c.startswith("_cdc_")]
+        rows = df.select(*user).orderBy(*spec.keys)
+        print(f"\ntable {spec.name} ({rows.count()} rows)")
+        rows.show(1000, truncate=False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

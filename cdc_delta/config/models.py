@@ -1,0 +1,253 @@
+"""Frozen, typed models of a pipeline YAML. Unknown keys are refused.
+
+The vocabulary follows Spark's declarative pipelines: ``keys``, ``sequence_by``,
+``column_list``, ``except_column_list``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .types import SqlType, normalise_encoding, parse_sql_type
+
+NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
+DURATION_RE = re.compile(r"^\s*(\d+)\s*(ms|milliseconds?|s|seconds?|m|minutes?|h|hours?|d|days?)\s*$")
+DURATION_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+SEQUENCE_PREFIXES = ("source.", "after.", "ts_ms")
+
+
+def duration_ms(text: str) -> int:
+    """'7 days' -> milliseconds; raise ValueError with the accepted forms."""
+    m = DURATION_RE.match(str(text))
+    if not m:
+        raise ValueError(f"not a duration: {text!r}; write e.g. '500 ms', '30 seconds', '7 days'")
+    unit = m.group(2)
+    key = "ms" if unit.startswith("milli") or unit == "ms" else unit[0]
+    return int(m.group(1)) * DURATION_MS[key]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class FilesSource(Model):
+    """Directories of archived Kafka record values, one per line (Kafka Connect file sinks)."""
+
+    kind: Literal["files"]
+    path: str
+    max_files_per_trigger: int | None = Field(default=None, ge=1)
+
+
+class KafkaSource(Model):
+    kind: Literal["kafka"]
+    bootstrap_servers: str
+    topics: list[str] | None = None
+    topic_pattern: str | None = None
+    starting_offsets: str = "earliest"
+    max_offsets_per_trigger: int | None = Field(default=None, ge=1)
+    fail_on_data_loss: bool = True
+    options: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_subscription(self) -> "KafkaSource":
+        if bool(self.topics) == bool(self.topic_pattern):
+            raise ValueError("give exactly one of 'topics' (a list) or 'topic_pattern' (a regex)")
+        return self
+
+
+Source = Annotated[Union[FilesSource, KafkaSource], Field(discriminator="kind")]
+
+
+class ColumnSpec(Model):
+    type: str
+    encoding: str | None = None
+
+    @field_validator("type")
+    @classmethod
+    def _type(cls, v: str) -> str:
+        return parse_sql_type(v).name
+
+    @field_validator("encoding")
+    @classmethod
+    def _encoding(cls, v: str | None) -> str | None:
+        return None if v is None else normalise_encoding(v)
+
+    @property
+    def sql_type(self) -> SqlType:
+        return parse_sql_type(self.type)
+
+
+class Match(Model):
+    """How an event is routed to a table: by topic, or by its source db/schema/table."""
+
+    topic: str | None = None
+    db: str | None = None
+    schema_: str | None = Field(default=None, alias="schema")
+    table: str | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> "Match":
+        if not any((self.topic, self.db, self.schema_, self.table)):
+            raise ValueError("name at least one of topic, db, schema, table")
+        return self
+
+
+class Target(Model):
+    path: str | None = None
+    table: str | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> "Target":
+        if bool(self.path) == bool(self.table):
+            raise ValueError("give exactly one of 'path' (a Delta table directory) or 'table' (catalog name)")
+        return self
+
+
+class TableSpec(Model):
+    name: str
+    match: Match | None = None
+    target: Target | None = None
+    keys: list[str] = Field(min_length=1)
+    columns: dict[str, ColumnSpec] = Field(min_length=1)
+    sequence_by: list[str] | None = Field(default=None, min_length=1, max_length=3)
+    column_list: list[str] | None = None
+    except_column_list: list[str] | None = None
+    schema_change: Literal["evolve", "ignore", "fail"] = "evolve"
+    truncate: Literal["apply", "ignore", "fail"] = "apply"
+    tombstone_retention: str = "7 days"
+    table_properties: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not NAME_RE.match(v):
+            raise ValueError(f"table name {v!r} must be letters, digits, '_' or '-'")
+        return v
+
+    @field_validator("columns", mode="before")
+    @classmethod
+    def _columns(cls, v: object) -> object:
+        if isinstance(v, dict):
+            return {k: ({"type": t} if isinstance(t, str) else t) for k, t in v.items()}
+        return v
+
+    @field_validator("tombstone_retention")
+    @classmethod
+    def _retention(cls, v: str) -> str:
+        duration_ms(v)
+        return v
+
+    @field_validator("sequence_by")
+    @classmethod
+    def _sequence_by(cls, v: list[str] | None) -> list[str] | None:
+        for path in v or []:
+            if not path.startswith(SEQUENCE_PREFIXES):
+                raise ValueError(f"sequence_by entry {path!r} must start with source., after. or be ts_ms")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "TableSpec":
+        declared = list(self.columns)
+        for field in ("keys", "column_list", "except_column_list"):
+            for col in getattr(self, field) or []:
+                if col not in self.columns:
+                    raise ValueError(f"{field}: {col!r} is not a declared column (declared: {', '.join(declared)})")
+        if self.column_list and self.except_column_list:
+            raise ValueError("give column_list or except_column_list, not both")
+        for key in self.keys:
+            if key in (self.except_column_list or []) or (self.column_list and key not in self.column_list):
+                raise ValueError(f"key column {key!r} must be written to the table")
+        for path in self.sequence_by or []:
+            if path.startswith("after.") and path[6:] not in self.columns:
+                raise ValueError(f"sequence_by: {path!r} names an undeclared column")
+        return self
+
+    @property
+    def column_specs(self) -> dict[str, ColumnSpec]:
+        """Declared columns that are written, in declaration order."""
+        cols = self.columns
+        if self.column_list:
+            return {k: cols[k] for k in cols if k in self.column_list}
+        return {k: cols[k] for k in cols if k not in (self.except_column_list or [])}
+
+    @property
+    def retention_ms(self) -> int:
+        return duration_ms(self.tombstone_retention)
+
+    @property
+    def effective_match(self) -> Match:
+        return self.match or Match(table=self.name)
+
+
+class Trigger(Model):
+    kind: Literal["available_now", "once", "processing_time"] = "available_now"
+    interval: str | None = None
+
+    @model_validator(mode="after")
+    def _interval(self) -> "Trigger":
+        if self.kind == "processing_time":
+            duration_ms(self.interval or "")
+        elif self.interval:
+            raise ValueError("'interval' goes only with kind: processing_time")
+        return self
+
+
+class Decoding(Model):
+    """How values of events without a schema wrapper are read (Debezium's connector options)."""
+
+    decimal_handling: Literal["precise", "double", "string"] = "precise"
+
+
+class Quarantine(Model):
+    path: str | None = None
+    table: str | None = None
+
+
+class PipelineConfig(Model):
+    pipeline: str
+    source: Source
+    lake: str = "lake"
+    checkpoint: str | None = None
+    trigger: Trigger = Field(default_factory=Trigger)
+    quarantine: Quarantine = Field(default_factory=Quarantine)
+    unmatched: Literal["quarantine", "skip"] = "quarantine"
+    decoding: Decoding = Field(default_factory=Decoding)
+    spark: dict[str, str] = Field(default_factory=dict)
+    tables: list[TableSpec] = Field(min_length=1)
+
+    @field_validator("pipeline")
+    @classmethod
+    def _pipeline(cls, v: str) -> str:
+        if not NAME_RE.match(v):
+            raise ValueError(f"pipeline name {v!r} must be letters, digits, '_' or '-'")
+        return v
+
+    @field_validator("trigger", mode="before")
+    @classmethod
+    def _trigger(cls, v: object) -> object:
+        return {"kind": v} if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _unique_tables(self) -> "PipelineConfig":
+        names = [t.name for t in self.tables]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"table names must be unique; repeated: {', '.join(dupes)}")
+        return self
+
+    @property
+    def checkpoint_path(self) -> str:
+        return self.checkpoint or f"checkpoints/{self.pipeline}"
+
+    @property
+    def quarantine_location(self) -> Target:
+        q = self.quarantine
+        if q.table:
+            return Target(table=q.table)
+        return Target(path=q.path or f"{self.lake}/_quarantine")
+
+    def target_of(self, table: TableSpec) -> Target:
+        return table.target or Target(path=f"{self.lake}/{table.name}")

@@ -1,0 +1,1 @@
+"""Debezium envelope: parsing, logical-type decoding, per-connector order keys."""

@@ -1,0 +1,68 @@
+"""Value bytes -> Debezium envelope columns, with or without the schema/payload wrapper.
+
+Row images and ``source`` are parsed as ``map<string,string>``: every declared, undeclared or
+partial column is kept as its JSON text, and typed decoding happens per table afterwards
+(``logical.py``). One ``from_json`` per record; malformed records are diagnosed only when they
+occur.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+ENVELOPE = ("before map<string,string>, after map<string,string>, op string, ts_ms string, "
+            "source map<string,string>, transaction map<string,string>")
+WRAPPED = f"schema string, payload struct<{ENVELOPE}>, {ENVELOPE}, _corrupt string"
+LOOSE = "schema string, payload string, before string, after string, op string, source string"
+OPS = ("c", "u", "d", "r", "t", "m")
+ENVELOPE_FIELDS = ("before", "after", "op", "ts_ms", "source", "transaction")
+
+# the input contract of every source: one row per Kafka record
+RAW_COLUMNS = ("value", "topic", "partition", "offset", "origin", "kafka_ts")
+
+
+def parse_envelopes(raw: DataFrame) -> DataFrame:
+    """Add the envelope (``_cdc_op``, ``_cdc_before``, …) and ``_cdc_error`` to raw records."""
+    text = F.col("value").cast("string")
+    parsed = F.from_json(text, WRAPPED, {"columnNameOfCorruptRecord": "_corrupt", "mode": "PERMISSIVE"})
+    df = raw.select(
+        F.col("value").alias("_cdc_value"), F.col("topic").alias("_cdc_topic"),
+        F.col("partition").alias("_cdc_partition"), F.col("offset").alias("_cdc_offset"),
+        F.col("origin").alias("_cdc_origin"), F.col("kafka_ts").alias("_cdc_kafka_ts"),
+        F.when(F.col("value").isNotNull() & F.is_valid_utf8("value"), parsed).alias("_j"),
+    )
+    wrapped = F.col("_j.payload").isNotNull()
+    pick = {f: F.when(wrapped, F.col(f"_j.payload.{f}")).otherwise(F.col(f"_j.{f}")) for f in ENVELOPE_FIELDS}
+    schema_text = F.when(wrapped, F.col("_j.schema"))
+    return df.select(
+        "_cdc_value", "_cdc_topic", "_cdc_partition", "_cdc_offset", "_cdc_origin", "_cdc_kafka_ts",
+        F.col("_cdc_value").isNull().alias("_cdc_is_tombstone"),
+        pick["op"].alias("_cdc_op"),
+        pick["before"].alias("_cdc_before"), pick["after"].alias("_cdc_after"),
+        pick["source"].alias("_cdc_source"),
+        pick["ts_ms"].try_cast("bigint").alias("_cdc_envelope_ts"),
+        schema_text.alias("_cdc_schema"),
+        F.xxhash64(schema_text).alias("_cdc_schema_id"),
+        _envelope_error(F.col("_cdc_value").cast("string"), pick["op"]).alias("_cdc_error"),
+    )
+
+
+def _envelope_error(text: Column, op: Column) -> Column:
+    """The first thing wrong with a record as an envelope, or null."""
+    value = F.col("_cdc_value")
+    loose = F.from_json(text, LOOSE)
+    return (
+        F.when(value.isNull(), F.lit(None))
+        .when(~F.is_valid_utf8(value), F.lit("value is not valid UTF-8"))
+        .when(F.col("_j._corrupt").isNotNull(), _diagnose(loose))
+        .when(op.isNull(), F.lit("no 'op' field: not a Debezium change event envelope"))
+        .when(~op.isin(*OPS), F.format_string("unknown op '%s'; allowed: %s", op, F.lit(", ".join(OPS))))
+    )
+
+
+def _diagnose(loose: Column) -> Column:
+    return F.when(loose.isNull() | (loose.op.isNull() & loose.payload.isNull() & loose.after.isNull()),
+                  F.lit("malformed JSON: the value does not parse as a JSON object")) \
+        .otherwise(F.lit("not a Debezium envelope: before, after and source must be JSON objects "
+                         "and op/ts_ms scalars"))

@@ -1,0 +1,80 @@
+"""One error hierarchy. Every error a user meets says what is wrong and how to fix it.
+
+Subclasses carry structured fields (file, table, column, value, allowed values) so tests and
+callers can check them without parsing messages. No pyspark import here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+
+class CdcDeltaError(Exception):
+    """Root of all errors cdc-delta raises on purpose. ``exit_code`` is what the CLI returns."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, **fields: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fields = fields
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(CdcDeltaError):
+    """The pipeline YAML is invalid. Raised before Spark starts."""
+
+    exit_code = 2
+
+    def __init__(self, file: str, field: str, problem: str, value: Any = None,
+                 allowed: Iterable[str] | None = None) -> None:
+        allowed_list = list(allowed) if allowed is not None else None
+        text = f"{file}: {field}: {problem}"
+        if value is not None:
+            text += f" (got {value!r})"
+        if allowed_list:
+            text += f"; allowed: {', '.join(allowed_list)}"
+        super().__init__(text, file=file, field=field, value=value, allowed=allowed_list)
+        self.file, self.field, self.value, self.allowed = file, field, value, allowed_list
+
+
+class SchemaChangeRefused(CdcDeltaError):
+    """Events carry a column or type the table's schema-change policy does not accept."""
+
+    exit_code = 3
+
+    def __init__(self, table: str, column: str, table_type: str | None, event_type: str,
+                 reason: str) -> None:
+        have = f"the table has {table_type}" if table_type else "the column is not declared"
+        super().__init__(
+            f"table {table}: column {column}: {have}, events now carry {event_type}: {reason}",
+            table=table, column=column, table_type=table_type, event_type=event_type)
+        self.table, self.column = table, column
+        self.table_type, self.event_type = table_type, event_type
+
+
+class TruncateRefused(CdcDeltaError):
+    """A truncate event reached a table whose policy is ``truncate: fail``."""
+
+    exit_code = 3
+
+    def __init__(self, table: str) -> None:
+        super().__init__(
+            f"table {table}: a truncate event arrived and the table's policy is 'truncate: fail'; "
+            "set 'truncate: apply' or 'truncate: ignore' in the config to go on",
+            table=table)
+        self.table = table
+
+
+class SetupError(CdcDeltaError):
+    """A local prerequisite (Java, Maven, jars) is missing or failed."""
+
+    exit_code = 4
+
+
+class PipelineFailed(CdcDeltaError):
+    """The streaming query stopped with an error that is not one of ours."""
+
+    exit_code = 5

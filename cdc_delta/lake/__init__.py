@@ -1,0 +1,1 @@
+"""The Delta side: tables, the MERGE plan, tombstones and commit metadata."""

@@ -1,0 +1,123 @@
+"""Apply one table's reduced changes: truncate barrier, position guard, MERGE, tombstones."""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from pyspark.sql import Column, DataFrame, Row, SparkSession
+from pyspark.sql import functions as F
+
+from ..debezium.order import SEQ_TYPE
+from .plan import MergePlan, merge_plan, tombstone_plan
+from .tables import SEQ_COLUMN, TS_COLUMN, DeltaLocation, create_if_missing, quote
+
+USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+
+
+@dataclass
+class TableOutcome:
+    inserted: int = 0
+    updated: int = 0
+    deleted: int = 0
+    truncated_rows: int = 0
+    tombstones_collected: int = 0
+
+    @property
+    def applied(self) -> int:
+        return self.inserted + self.updated + self.deleted
+
+
+def ensure_companions(spark: SparkSession, target: DeltaLocation, key_ddl: str) -> None:
+    """The tombstone and truncate tables that live beside a target."""
+    meta = f"{quote(SEQ_COLUMN)} {SEQ_TYPE}, {quote(TS_COLUMN)} bigint"
+    create_if_missing(spark, target.child("tombstones"), f"{key_ddl}, {meta}")
+    create_if_missing(spark, target.child("truncates"), f"{meta}, `batch_id` bigint")
+
+
+@contextmanager
+def commit_metadata(spark: SparkSession, metadata: dict[str, Any]) -> Iterator[None]:
+    """Every Delta commit inside records the batch id and source offsets it came from."""
+    spark.conf.set(USER_METADATA, json.dumps(metadata, sort_keys=True))
+    try:
+        yield
+    finally:
+        spark.conf.unset(USER_METADATA)
+
+
+def apply_truncate(spark: SparkSession, target: DeltaLocation, truncate_seq: Row,
+                   source_ts: int | None, batch_id: int, app_id: str) -> int:
+    """Remove every row older than the truncate and remember its position for the guard."""
+    boundary = seq_literal(truncate_seq)
+    count = target.read(spark).filter(F.col(SEQ_COLUMN) < boundary).count()
+    if count:
+        target.table(spark).delete(F.col(SEQ_COLUMN) < boundary)
+    marker = spark.createDataFrame([(truncate_seq, source_ts, batch_id)],
+                                   f"{SEQ_COLUMN} {SEQ_TYPE}, {TS_COLUMN} bigint, batch_id bigint")
+    append_once(marker, target.child("truncates"), app_id, batch_id)
+    return count
+
+
+def guard(spark: SparkSession, reduced: DataFrame, target: DeltaLocation, keys: list[str]) -> DataFrame:
+    """Drop changes not newer than a tombstone of their key or the table's last truncate."""
+    tomb = target.child("tombstones").read(spark).select(
+        *keys, F.col(SEQ_COLUMN).alias("_cdc_tomb_seq"))
+    trunc = target.child("truncates").read(spark).agg(F.max(SEQ_COLUMN).alias("_cdc_trunc_seq"))
+    joined = reduced.join(tomb, keys, "left").crossJoin(F.broadcast(trunc))
+    newer = ((F.col("_cdc_tomb_seq").isNull() | (F.col(SEQ_COLUMN) > F.col("_cdc_tomb_seq")))
+             & (F.col("_cdc_trunc_seq").isNull() | (F.col(SEQ_COLUMN) > F.col("_cdc_trunc_seq"))))
+    return joined.filter(newer).drop("_cdc_tomb_seq", "_cdc_trunc_seq")
+
+
+def merge_changes(spark: SparkSession, target: DeltaLocation, changes: DataFrame,
+                  keys: list[str], values: list[str]) -> TableOutcome:
+    """One MERGE into the target, then the tombstones of its deletes."""
+    metrics = _run_merge(target, changes, merge_plan(keys, values))
+    deletes = changes.filter(F.col("_cdc_op") == "d").select(*keys, SEQ_COLUMN, TS_COLUMN)
+    _run_merge(target.child("tombstones"), deletes, tombstone_plan(keys))
+    return TableOutcome(inserted=metrics.get("num_inserted_rows", 0),
+                        updated=metrics.get("num_updated_rows", 0),
+                        deleted=metrics.get("num_deleted_rows", 0))
+
+
+def collect_tombstones(spark: SparkSession, target: DeltaLocation, newest_source_ts: int,
+                       retention_ms: int) -> int:
+    """Forget tombstones older than the retention, measured in source time."""
+    cutoff = newest_source_ts - retention_ms
+    tomb = target.child("tombstones")
+    old = F.col(TS_COLUMN) < F.lit(cutoff)
+    count = tomb.read(spark).filter(old).count()
+    if count:
+        tomb.table(spark).delete(old)
+    return count
+
+
+def _run_merge(target: DeltaLocation, source: DataFrame, plan: MergePlan) -> dict[str, int]:
+    builder = target.table(source.sparkSession).alias("t").merge(source.alias("s"), plan.on)
+    if plan.delete_when != "false":
+        builder = builder.whenMatchedDelete(condition=plan.delete_when)
+    builder = builder.whenMatchedUpdate(condition=plan.update_when, set=plan.update_set)
+    builder = builder.whenNotMatchedInsert(condition=plan.insert_when, values=plan.insert_values)
+    result = builder.execute()
+    if result is None:
+        return {}
+    row = result.first()
+    return {k: int(v or 0) for k, v in row.asDict().items()} if row else {}
+
+
+def append_once(df: DataFrame, where: DeltaLocation, app_id: str, batch_id: int) -> None:
+    """An append that a replayed batch does not repeat (Delta's txnAppId/txnVersion)."""
+    writer = df.write.format("delta").mode("append").option("txnAppId", app_id).option("txnVersion", batch_id)
+    if where.path:
+        writer.save(where.path)
+    else:
+        writer.saveAsTable(where.name)
+
+
+def seq_literal(row: Row) -> Column:
+    """A ``_cdc_seq`` value collected to the driver, as a literal for comparisons."""
+    fields = [f.split(":") for f in SEQ_TYPE[len("struct<"):-1].split(",")]
+    return F.struct(*[F.lit(row[name]).cast(kind).alias(name) for name, kind in fields]).cast(SEQ_TYPE)
+

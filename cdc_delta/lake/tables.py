@@ -1,0 +1,95 @@
+"""Create, locate and evolve the Delta tables a pipeline writes."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from delta.tables import DeltaTable
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
+
+from ..config.models import Target
+from ..config.types import SqlType, parse_sql_type
+from ..debezium.order import SEQ_TYPE
+
+SEQ_COLUMN, TS_COLUMN = "_cdc_seq", "_cdc_source_ts"
+META_COLUMNS = f"`{SEQ_COLUMN}` {SEQ_TYPE}, `{TS_COLUMN}` bigint"
+
+
+def quote(name: str) -> str:
+    """A SQL identifier, quoted so names like `select`, `a b` or with a backtick work."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+@dataclass(frozen=True)
+class DeltaLocation:
+    """A Delta table by path or catalog name."""
+
+    path: str | None = None
+    name: str | None = None
+
+    @classmethod
+    def of(cls, target: Target) -> "DeltaLocation":
+        return cls(path=os.path.abspath(target.path)) if target.path else cls(name=target.table)
+
+    @property
+    def sql(self) -> str:
+        if self.path:
+            return f"delta.{quote(self.path)}"
+        return ".".join(quote(p) for p in (self.name or "").split("."))
+
+    @property
+    def label(self) -> str:
+        return self.path or self.name or "?"
+
+    def child(self, suffix: str) -> "DeltaLocation":
+        """A companion table: a hidden folder inside a path table, or a sibling catalog table."""
+        if self.path:
+            return DeltaLocation(path=os.path.join(self.path, f"_cdc_{suffix}"))
+        return DeltaLocation(name=f"{self.name}__cdc_{suffix}")
+
+    def table(self, spark: SparkSession) -> DeltaTable:
+        if self.path:
+            return DeltaTable.forPath(spark, self.path)
+        return DeltaTable.forName(spark, self.name)
+
+    def read(self, spark: SparkSession) -> DataFrame:
+        if self.path:
+            return spark.read.format("delta").load(self.path)
+        return spark.read.table(self.name)
+
+    def exists(self, spark: SparkSession) -> bool:
+        if self.path:
+            return DeltaTable.isDeltaTable(spark, self.path)
+        return spark.catalog.tableExists(self.name)
+
+
+def create_if_missing(spark: SparkSession, where: DeltaLocation, columns_ddl: str,
+                      properties: dict[str, str] | None = None) -> None:
+    """CREATE TABLE IF NOT EXISTS with the given columns and table properties."""
+    props = ""
+    if properties:
+        pairs = ", ".join(f"'{_lit(k)}' = '{_lit(v)}'" for k, v in properties.items())
+        props = f" TBLPROPERTIES ({pairs})"
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {where.sql} ({columns_ddl}) USING delta{props}")
+
+
+def columns_ddl(columns: dict[str, SqlType]) -> str:
+    return ", ".join(f"{quote(c)} {t.name}" for c, t in columns.items())
+
+
+def table_columns(spark: SparkSession, where: DeltaLocation) -> dict[str, SqlType]:
+    """User columns of a table as it is now (metadata columns left out)."""
+    schema: StructType = where.read(spark).schema
+    return {f.name: parse_sql_type(f.dataType.simpleString()) for f in schema.fields
+            if not f.name.startswith("_cdc_")}
+
+
+def add_columns(spark: SparkSession, where: DeltaLocation, columns: dict[str, str]) -> None:
+    ddl = ", ".join(f"{quote(c)} {t}" for c, t in columns.items())
+    spark.sql(f"ALTER TABLE {where.sql} ADD COLUMNS ({ddl})")
+
+
+def _lit(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("'", "\\'")

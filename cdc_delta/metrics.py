@@ -1,0 +1,82 @@
+"""Per-batch figures: the progress line a person reads and the JSON line monitoring scrapes."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import IO, Any
+
+
+@dataclass
+class TableFigures:
+    events: int = 0
+    inserted: int = 0
+    updated: int = 0
+    deleted: int = 0
+    truncates: int = 0
+    truncated_rows: int = 0
+    quarantined: int = 0
+    tombstones_collected: int = 0
+
+
+@dataclass
+class BatchReport:
+    """Every record of a batch is counted in exactly one of: inserted, updated, deleted,
+    truncates, skipped (superseded, duplicate, no effect), quarantined, kafka_tombstones."""
+
+    pipeline: str
+    batch_id: int
+    records_in: int = 0
+    kafka_tombstones: int = 0
+    quarantined: int = 0
+    seconds: float = 0.0
+    tables: dict[str, TableFigures] = field(default_factory=dict)
+    offsets: dict[str, Any] = field(default_factory=dict)
+
+    def total(self, name: str) -> int:
+        return sum(getattr(t, name) for t in self.tables.values())
+
+    @property
+    def skipped(self) -> int:
+        landed = sum(self.total(n) for n in ("inserted", "updated", "deleted", "truncates"))
+        return self.records_in - landed - self.quarantined - self.kafka_tombstones
+
+    def line(self) -> str:
+        return (f"batch {self.batch_id}: in {self.records_in} | inserted {self.total('inserted')} "
+                f"updated {self.total('updated')} deleted {self.total('deleted')} "
+                f"truncates {self.total('truncates')} | skipped {self.skipped} | "
+                f"quarantined {self.quarantined} | kafka tombstones {self.kafka_tombstones} | "
+                f"{self.seconds:.2f} s")
+
+    def as_json(self) -> str:
+        data = asdict(self)
+        data["skipped"] = self.skipped
+        data["finished_at"] = time.time()
+        return json.dumps(data, sort_keys=True)
+
+
+class ProgressPrinter:
+    """Writes one progress line per batch, and JSON lines to a file when asked."""
+
+    def __init__(self, out: IO[str] | None = None, json_path: str | None = None) -> None:
+        self.out = out or sys.stdout
+        self.json_path = json_path
+        self.reports: list[BatchReport] = []
+
+    def __call__(self, report: BatchReport) -> None:
+        self.reports.append(report)
+        print(report.line(), file=self.out, flush=True)
+        if self.json_path:
+            with open(self.json_path, "a", encoding="utf-8") as fh:
+                fh.write(report.as_json() + "\n")
+
+    def summary(self) -> str:
+        if not self.reports:
+            return "nothing new: 0 batches"
+        n = len(self.reports)
+        total = sum(r.records_in for r in self.reports)
+        q = sum(r.quarantined for r in self.reports)
+        secs = sum(r.seconds for r in self.reports)
+        return f"done: {n} batch{'es' if n != 1 else ''}, {total} records, {q} quarantined, {secs:.1f} s"

@@ -1,0 +1,47 @@
+"""The SparkSession: Delta and Kafka jars, sane local defaults, UTC."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from .jars import spark_jars
+
+LOG4J = Path(__file__).with_name("log4j2.properties")
+LOCAL_DEFAULTS = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.sql.streaming.stopGracefullyOnShutdown": "true",
+    "spark.driver.memory": "2g",
+}
+
+
+def get_spark(app_name: str = "cdc-delta", extra: dict[str, str] | None = None) -> SparkSession:
+    """A session with Delta and the Kafka source; under spark-submit, the cluster's settings win."""
+    warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = SparkSession.builder.appName(app_name)
+    submitted = "SPARK_SUBMIT_OPTS" in os.environ or os.environ.get("CDC_DELTA_SUBMITTED") == "1"
+    if not submitted:
+        builder = builder.master(os.environ.get("CDC_DELTA_MASTER", "local[2]"))
+        builder = builder.config("spark.jars", ",".join(spark_jars()))
+        builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={LOG4J}")
+        for key, value in LOCAL_DEFAULTS.items():
+            builder = builder.config(key, value)
+    else:
+        for key in ("spark.sql.extensions", "spark.sql.catalog.spark_catalog", "spark.sql.session.timeZone"):
+            builder = builder.config(key, LOCAL_DEFAULTS[key])
+    for key, value in (extra or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(os.environ.get("CDC_DELTA_SPARK_LOG", "ERROR"))
+    return spark
