@@ -182,7 +182,7 @@ class BatchHandler:
         if any(op in stats for op in ROW_OPS):
             reduced = reduce_to_last_change(rows, view)
             changes = lake.guard(self.spark, reduced, where, view.keys).persist()
-            outcome = lake.merge_changes(self.spark, where, changes, view.keys, view.values)
+            outcome = lake.merge_changes(self.spark, where, changes, view.keys, view.values, "d" in stats)
             changes.unpersist()
             figures.inserted, figures.updated, figures.deleted = outcome.inserted, outcome.updated, outcome.deleted
         newest = max((r["ts"] for r in stats.values() if r["ts"] is not None), default=None)

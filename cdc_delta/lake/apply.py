@@ -72,11 +72,12 @@ def guard(spark: SparkSession, reduced: DataFrame, target: DeltaLocation, keys: 
 
 
 def merge_changes(spark: SparkSession, target: DeltaLocation, changes: DataFrame,
-                  keys: list[str], values: list[str]) -> TableOutcome:
-    """One MERGE into the target, then the tombstones of its deletes."""
+                  keys: list[str], values: list[str], has_deletes: bool) -> TableOutcome:
+    """One MERGE into the target, then the tombstones of its deletes (when there are any)."""
     metrics = _run_merge(target, changes, merge_plan(keys, values))
-    deletes = changes.filter(F.col("_cdc_op") == "d").select(*keys, SEQ_COLUMN, TS_COLUMN)
-    _run_merge(target.child("tombstones"), deletes, tombstone_plan(keys))
+    if has_deletes:
+        deletes = changes.filter(F.col("_cdc_op") == "d").select(*keys, SEQ_COLUMN, TS_COLUMN)
+        _run_merge(target.child("tombstones"), deletes, tombstone_plan(keys))
     return TableOutcome(inserted=metrics.get("num_inserted_rows", 0),
                         updated=metrics.get("num_updated_rows", 0),
                         deleted=metrics.get("num_deleted_rows", 0))

@@ -1,0 +1,47 @@
+"""Helpers for Spark tests: configs in tmp_path, raw batches, table contents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+from pyspark.sql import DataFrame, SparkSession
+
+from cdc_delta.batch import BatchHandler
+from cdc_delta.config import PipelineConfig, parse_config
+from cdc_delta.lake.tables import DeltaLocation
+
+RAW_SCHEMA = "value binary, topic string, partition int, offset bigint, origin string, kafka_ts timestamp"
+
+
+def make_config(tmp: Path, tables: list[dict], **extra: Any) -> PipelineConfig:
+    raw = {"pipeline": "t", "source": {"kind": "files", "path": str(tmp / "in")},
+           "lake": str(tmp / "lake"), "checkpoint": str(tmp / "ck"), "tables": tables, **extra}
+    return parse_config(raw)
+
+
+def raw_batch(spark: SparkSession, values: Iterable[str | bytes | None], topic: str = "t",
+              partition: int = 0, first_offset: int = 0) -> DataFrame:
+    rows = []
+    for i, v in enumerate(values):
+        data = v.encode() if isinstance(v, str) else v
+        rows.append((bytearray(data) if data is not None else None, topic, partition, first_offset + i, "", None))
+    return spark.createDataFrame(rows, RAW_SCHEMA)
+
+
+def table_rows(spark: SparkSession, config: PipelineConfig, name: str) -> list[dict]:
+    spec = next(t for t in config.tables if t.name == name)
+    df = DeltaLocation.of(config.target_of(spec)).read(spark)
+    cols = [c for c in df.columns if not c.startswith("_cdc_")]
+    return [r.asDict() for r in df.select(*cols).orderBy(*spec.keys).collect()]
+
+
+def quarantine_rows(spark: SparkSession, config: PipelineConfig) -> list[dict]:
+    df = DeltaLocation.of(config.quarantine_location).read(spark)
+    return [r.asDict() for r in df.orderBy("offset").collect()]
+
+
+def handler(spark: SparkSession, config: PipelineConfig) -> BatchHandler:
+    h = BatchHandler(spark, config)
+    h.prepare()
+    return h
