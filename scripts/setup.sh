@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs what cdc-delta needs on a fresh machine (Java, Maven, the Python package and the
+# Delta/Kafka jars, cached in ~/.cache/cdc-delta). Safe to run again: it only adds what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+missing=()
+command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+command -v mvn >/dev/null 2>&1 || missing+=(maven)
+if ((${#missing[@]})); then
+  echo "installing ${missing[*]} (Debian packages)"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+python3 -m pip install -q --disable-pip-version-check -e ".[test]" 2>&1 | grep -v -E "^(WARNING: Running pip as|\[notice\])" || true
+python3 -c "from cdc_delta.jars import spark_jars; spark_jars()"
