@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from cdc_delta.cli import main
+from cdc_delta.config import load_config, parse_config
+from cdc_delta.config.models import duration_ms
+from cdc_delta.errors import ConfigError
+
+BASE = {
+    "pipeline": "p", "source": {"kind": "files", "path": "in"},
+    "tables": [{"name": "orders", "keys": ["id"],
+                "columns": {"id": "bigint", "amount": {"type": "decimal(10,2)", "encoding": "Decimal"},
+                            "at": {"type": "timestamp", "encoding": "io.debezium.time.MicroTimestamp"}}}],
+}
+
+
+def broken(mutate) -> ConfigError:
+    raw = copy.deepcopy(BASE)
+    mutate(raw)
+    with pytest.raises(ConfigError) as info:
+        parse_config(raw, "p.yaml")
+    return info.value
+
+
+def test_valid_config_defaults():
+    config = parse_config(copy.deepcopy(BASE))
+    table = config.tables[0]
+    assert table.column_specs["at"].encoding == "MicroTimestamp"
+    assert table.column_specs["amount"].type == "decimal(10,2)"
+    assert config.checkpoint_path == "checkpoints/p"
+    assert config.target_of(table).path == "lake/orders"
+    assert config.quarantine_location.path == "lake/_quarantine"
+    assert table.schema_change == "evolve" and table.truncate == "apply"
+    assert table.retention_ms == 7 * 86_400_000
+
+
+def test_unknown_key_is_refused_with_file_and_field():
+    err = broken(lambda r: r["tables"][0].update(primary_key=["id"]))
+    assert (err.file, err.field) == ("p.yaml", "tables[0].primary_key")
+    assert "unknown key" in str(err)
+
+
+def test_bad_policy_names_allowed_values():
+    err = broken(lambda r: r["tables"][0].update(truncate="drop"))
+    assert err.field == "tables[0].truncate" and err.value == "drop"
+    assert err.allowed == ["apply", "ignore", "fail"]
+
+
+def test_bad_type_names_allowed_types():
+    err = broken(lambda r: r["tables"][0]["columns"].update(x="varchar(3)"))
+    assert err.field == "tables[0].columns.x.type" and "decimal(p,s)" in str(err)
+
+
+def test_key_must_be_declared():
+    err = broken(lambda r: r["tables"][0].update(keys=["order_id"]))
+    assert "'order_id' is not a declared column" in str(err)
+
+
+def test_column_list_and_except_are_exclusive():
+    err = broken(lambda r: r["tables"][0].update(column_list=["id"], except_column_list=["at"]))
+    assert "not both" in str(err)
+
+
+def test_unknown_encoding_and_source_kind():
+    assert "unknown encoding" in str(broken(lambda r: r["tables"][0]["columns"].update(y={"type": "date", "encoding": "Days"})))
+    assert broken(lambda r: r["source"].update(kind="s3")).allowed == ["files", "kafka"]
+
+
+def test_duplicate_tables_refused():
+    err = broken(lambda r: r["tables"].append(copy.deepcopy(r["tables"][0])))
+    assert "repeated: orders" in str(err)
+
+
+def test_kafka_needs_exactly_one_subscription():
+    err = broken(lambda r: r.update(source={"kind": "kafka", "bootstrap_servers": "localhost:9092"}))
+    assert "topics" in str(err) and "topic_pattern" in str(err)
+
+
+def test_env_interpolation(tmp_path, monkeypatch):
+    path = tmp_path / "p.yaml"
+    path.write_text("pipeline: p\nsource: {kind: kafka, bootstrap_servers: '${BROKER}', topics: [t],"
+                    " options: {kafka.sasl.jaas.config: '${JAAS:-none}'}}\n"
+                    "tables: [{name: t, keys: [id], columns: {id: bigint}}]\n")
+    monkeypatch.setenv("BROKER", "localhost:9999")
+    config = load_config(path)
+    assert config.source.bootstrap_servers == "localhost:9999"
+    assert config.source.options["kafka.sasl.jaas.config"] == "none"
+    monkeypatch.delenv("BROKER")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert "BROKER is not set" in str(info.value) and info.value.field == "source.bootstrap_servers"
+
+
+def test_invalid_yaml_names_line(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text("pipeline: p\ntables: [\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert info.value.file == str(path) and info.value.field.startswith("line ")
+
+
+@pytest.mark.parametrize("text,ms", [("500 ms", 500), ("30 seconds", 30_000), ("7 days", 604_800_000), ("2h", 7_200_000)])
+def test_durations(text, ms):
+    assert duration_ms(text) == ms
+
+
+def test_cli_validate_one_line_error_and_exit_code(tmp_path, capsys):
+    path = tmp_path / "p.yaml"
+    path.write_text("pipeline: p\nsource: {kind: files, path: x}\ntables: [{name: t, keys: [id], columns: {id: bigint}, mode: x}]\n")
+    assert main(["validate", "--config", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "\n" not in err and "tables[0].mode" in err
+
+
+def test_cli_validate_and_plan_ok(capsys):
+    assert main(["validate", "--config", "configs/orders-demo.yaml"]) == 0
+    assert main(["plan", "--config", "configs/orders-demo.yaml"]) == 0
+    out = capsys.readouterr().out
+    assert "keys: order_id" in out and "amount decimal(10,2)" in out
+
+
+def test_cli_bad_trigger(capsys):
+    assert main(["run", "--config", "configs/orders-demo.yaml", "--trigger", "soon"]) == 2
+    assert "--trigger" in capsys.readouterr().err
