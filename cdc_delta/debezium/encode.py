@@ -11,14 +11,16 @@ import base64
 import datetime as dt
 import json
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Any, Mapping
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
 def decimal_b64(value: Decimal, scale: int) -> str:
-    unscaled = int((value * (Decimal(10) ** scale)).to_integral_value())
+    with localcontext() as ctx:
+        ctx.prec = 100
+        unscaled = int(value.scaleb(scale).to_integral_value())
     size = max(1, (unscaled.bit_length() + 8) // 8)
     return base64.b64encode(unscaled.to_bytes(size, "big", signed=True)).decode()
 

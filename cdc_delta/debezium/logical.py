@@ -56,9 +56,9 @@ def decimal_text(b64: Column, scale: Column) -> Column:
     unsigned = F.aggregate(
         F.sequence(F.lit(0), (n - 1).cast("int")),
         F.lit(0).cast("decimal(38,0)"),
-        lambda acc, i: (acc * 256 + _byte(h, i, negative)).try_cast("decimal(38,0)"),
+        lambda acc, i: F.try_add(F.try_multiply(acc, F.lit(256)), _byte(h, i, negative)).try_cast("decimal(38,0)"),
     )
-    magnitude = F.when(negative, unsigned + 1).otherwise(unsigned).try_cast("decimal(38,0)")
+    magnitude = F.when(negative, F.try_add(unsigned, F.lit(1))).otherwise(unsigned).try_cast("decimal(38,0)")
     digits = magnitude.cast("string")
     padded = F.lpad(digits, F.greatest(F.length(digits), scale + 1), "0")
     cut = F.length(padded) - scale

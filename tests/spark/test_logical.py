@@ -1,0 +1,98 @@
+"""Each Debezium value decoder on edge values, compared with Python's own arithmetic."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+from pyspark.sql import functions as F
+
+from cdc_delta.config.types import parse_sql_type
+from cdc_delta.debezium.encode import decimal_b64
+from cdc_delta.debezium.logical import decode
+
+pytestmark = pytest.mark.spark
+UTC = dt.timezone.utc
+
+
+def decoded(spark, texts, sql_type, encoding, scale=None, decimal_handling="precise"):
+    df = spark.createDataFrame([(i, t) for i, t in enumerate(texts)], "i int, t string")
+    out = df.select("i", decode(F.col("t"), parse_sql_type(sql_type), encoding, scale, decimal_handling).alias("v"))
+    return [r["v"] for r in out.orderBy("i").collect()]
+
+
+def test_precise_decimals(spark):
+    values = [Decimal("0.00"), Decimal("-0.01"), Decimal("123.45"), Decimal("-123.45"), Decimal("-1.28"),
+              Decimal("1.28"), Decimal("999999999999999999999999999999999999.99"),
+              Decimal("-999999999999999999999999999999999999.99")]
+    got = decoded(spark, [decimal_b64(v, 2) for v in values], "decimal(38,2)", "Decimal", 2)
+    assert got == values
+
+
+def test_precise_decimal_scale_from_schema_and_overflow(spark):
+    assert decoded(spark, [decimal_b64(Decimal("-7.125"), 3)], "decimal(10,3)", "Decimal", 3) == [Decimal("-7.125")]
+    # 12345.678 does not fit decimal(5,3): null, which the caller quarantines
+    assert decoded(spark, [decimal_b64(Decimal("12345.678"), 3), "not base64!"], "decimal(5,3)", "Decimal", 3) == [None, None]
+
+
+def test_variable_scale_and_number_decimals(spark):
+    vsd = '{"scale":3,"value":"' + decimal_b64(Decimal("-123.456"), 3) + '"}'
+    assert decoded(spark, [vsd], "decimal(20,3)", "VariableScaleDecimal") == [Decimal("-123.456")]
+    assert decoded(spark, ["12.5", "-0.001"], "decimal(10,3)", None, decimal_handling="double") == \
+        [Decimal("12.500"), Decimal("-0.001")]
+
+
+def test_dates_before_and_after_1970(spark):
+    days = [-1, -719162, 0, 18000, 2932896]
+    want = [dt.date(1970, 1, 1) + dt.timedelta(days=d) for d in days]
+    assert decoded(spark, [str(d) for d in days], "date", "Date") == want
+    assert decoded(spark, ["2020-02-29", "2020-02-30"], "date", None) == [dt.date(2020, 2, 29), None]
+
+
+def micros_of(t: dt.datetime) -> int:
+    delta = t - dt.datetime(1970, 1, 1, tzinfo=UTC)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def naive(t: dt.datetime) -> dt.datetime:
+    return t.astimezone(UTC).replace(tzinfo=None)
+
+
+def test_timestamps_ms_micro_nano(spark):
+    times = [dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=UTC), dt.datetime(1900, 1, 1, tzinfo=UTC),
+             dt.datetime(2026, 11, 29, 13, 37, 3, 123456, tzinfo=UTC)]
+    micros = [micros_of(t) for t in times]
+    spark_now = [naive(t) for t in times]
+    assert decoded(spark, [str(m) for m in micros], "timestamp_ntz", "MicroTimestamp") == spark_now
+    assert decoded(spark, [str(m * 1000 + 789) for m in micros], "timestamp_ntz", "NanoTimestamp") == spark_now
+    ms = [m // 1000 for m in micros]
+    assert decoded(spark, [str(v) for v in ms], "timestamp_ntz", "Timestamp") == \
+        [naive(dt.datetime(1970, 1, 1, tzinfo=UTC) + dt.timedelta(milliseconds=v)) for v in ms]
+
+
+def test_zoned_timestamps(spark):
+    got = decoded(spark, ["2018-06-20T13:37:03Z", "2018-06-20T13:37:03.123456+02:00", "1965-01-01T00:00:00-05:00", "yesterday"],
+                  "timestamp_ntz", "ZonedTimestamp")
+    assert got == [dt.datetime(2018, 6, 20, 13, 37, 3), dt.datetime(2018, 6, 20, 11, 37, 3, 123456),
+                   dt.datetime(1965, 1, 1, 5, 0), None]
+
+
+def test_times(spark):
+    assert decoded(spark, ["0", "49023123456", "86399999999", "-5"], "string", "MicroTime") == \
+        ["00:00:00.000000", "13:37:03.123456", "23:59:59.999999", None]
+    assert decoded(spark, ["49023123"], "string", "Time") == ["13:37:03.123000"]
+    assert decoded(spark, ["49023123456789"], "string", "NanoTime") == ["13:37:03.123456"]
+    assert decoded(spark, ["49023123456789"], "bigint", "NanoTime") == [49023123456]
+
+
+def test_plain_values_and_range(spark):
+    assert decoded(spark, ["2147483647", "2147483648", "x", "-1"], "int", None) == [2147483647, None, None, -1]
+    assert decoded(spark, ["true", "false", "maybe"], "boolean", None) == [True, False, None]
+    assert decoded(spark, ["AQID", "%%"], "binary", None) == [bytearray(b"\x01\x02\x03"), None]
+    assert decoded(spark, ['{"a":[1,2]}'], "string", "Json") == ['{"a":[1,2]}']
+
+
+def test_decimal_beyond_38_digits_is_null_not_a_crash(spark):
+    too_big = decimal_b64(Decimal(10) ** 38, 0)  # 39 digits
+    assert decoded(spark, [too_big, decimal_b64(-(Decimal(10) ** 39), 0)], "decimal(38,0)", "Decimal", 0) == [None, None]
