@@ -1,0 +1,161 @@
+"""DESIGN.md's semantics, one batch at a time through the real batch handler and Delta."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from delta.tables import DeltaTable
+
+from cdc_delta.debezium.encode import EventWriter
+from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
+from cdc_delta.errors import SchemaChangeRefused, TruncateRefused
+from cdc_delta.replay import replay_quarantine
+
+from .helpers import handler, make_config, quarantine_rows, raw_batch, table_rows
+
+pytestmark = pytest.mark.spark
+COLUMNS = {"id": "bigint", "note": "string", "n": "bigint"}
+PG = EventWriter("postgresql", "items", COLUMNS)
+
+
+def items(**overrides):
+    return {"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": dict(COLUMNS), **overrides}
+
+
+def setup(spark, tmp_path, **table_overrides):
+    config = make_config(tmp_path, [items(**table_overrides)])
+    return config, handler(spark, config)
+
+
+def row(i, note="x", n=0):
+    return {"id": i, "note": note, "n": n}
+
+
+def test_toast_placeholder_keeps_stored_value_across_and_within_batches(spark, tmp_path):
+    config, h = setup(spark, tmp_path)
+    h.process(raw_batch(spark, [PG.event("c", None, row(1, "long text"), 10, 1),
+                                PG.event("c", None, row(2, "two"), 11, 1)]), 0)
+    h.process(raw_batch(spark, [
+        PG.event("u", None, row(1, TOAST_PLACEHOLDER, 5), 20, 2),                  # keeps 'long text'
+        PG.event("u", None, row(2, "two v2", 1), 21, 2),
+        PG.event("u", None, row(2, TOAST_PLACEHOLDER, 2), 22, 2),                  # takes 'two v2' of this batch
+        PG.event("c", None, row(3, "three"), 23, 2),
+        PG.event("u", None, row(3, TOAST_PLACEHOLDER, 3), 24, 2),                  # insert + update in one batch
+    ], first_offset=10), 1)
+    assert table_rows(spark, config, "items") == [row(1, "long text", 5), row(2, "two v2", 2), row(3, "three", 3)]
+
+
+def test_truncate_is_an_ordered_barrier(spark, tmp_path):
+    config, h = setup(spark, tmp_path)
+    h.process(raw_batch(spark, [PG.event("c", None, row(1), 10, 1), PG.event("c", None, row(2), 11, 1)]), 0)
+    report, _ = h.process(raw_batch(spark, [
+        PG.event("c", None, row(3), 20, 2), PG.truncate(30, 3), PG.event("c", None, row(4), 40, 4),
+    ], first_offset=2), 1)
+    assert table_rows(spark, config, "items") == [row(4)]
+    figures = report.tables["items"]
+    assert (figures.truncates, figures.truncated_rows, figures.inserted) == (1, 2, 1)
+    assert report.skipped == 1  # the insert of 3 before the truncate
+    # a late insert from before the truncate can not bring a row back
+    h.process(raw_batch(spark, [PG.event("c", None, row(1, "late"), 15, 1)], first_offset=5), 2)
+    assert table_rows(spark, config, "items") == [row(4)]
+
+
+def test_truncate_policies(spark, tmp_path):
+    config, h = setup(spark, tmp_path / "ignore", truncate="ignore")
+    h.process(raw_batch(spark, [PG.event("c", None, row(1), 10, 1), PG.truncate(20, 2)]), 0)
+    assert table_rows(spark, config, "items") == [row(1)]
+    config, h = setup(spark, tmp_path / "fail", truncate="fail")
+    with pytest.raises(TruncateRefused) as info:
+        h.process(raw_batch(spark, [PG.truncate(20, 2)]), 0)
+    assert info.value.table == "items"
+
+
+def test_snapshot_ranks_below_streaming_at_same_position(spark, tmp_path):
+    config, h = setup(spark, tmp_path)
+    h.process(raw_batch(spark, [
+        PG.event("u", None, row(1, "streamed"), 50, 2),
+        PG.event("r", None, row(1, "snapshot"), 50, 1, snapshot=True),   # later offset, same position
+    ]), 0)
+    assert table_rows(spark, config, "items") == [row(1, "streamed")]
+
+
+def test_late_duplicates_and_tombstones(spark, tmp_path):
+    config, h = setup(spark, tmp_path)
+    h.process(raw_batch(spark, [PG.event("c", None, row(1, "v1"), 100, 1), PG.event("u", None, row(1, "v2"), 200, 2),
+                                PG.event("c", None, row(2, "keep"), 210, 2)]), 0)
+    # a connector restart re-sends old events with new offsets: nothing changes
+    report, _ = h.process(raw_batch(spark, [PG.event("c", None, row(1, "v1"), 100, 1)], first_offset=3), 1)
+    assert table_rows(spark, config, "items") == [row(1, "v2"), row(2, "keep")]
+    assert report.skipped == 1
+    h.process(raw_batch(spark, [PG.event("d", row(1), None, 300, 3)], first_offset=4), 2)
+    # an older update after the delete does not revive the row; a newer insert does
+    h.process(raw_batch(spark, [PG.event("u", None, row(1, "stale"), 250, 2)], first_offset=5), 3)
+    assert table_rows(spark, config, "items") == [row(2, "keep")]
+    h.process(raw_batch(spark, [PG.event("c", None, row(1, "back"), 400, 4)], first_offset=6), 4)
+    assert table_rows(spark, config, "items") == [row(1, "back"), row(2, "keep")]
+
+
+def test_batch_replayed_after_a_crash_changes_nothing(spark, tmp_path):
+    config, h = setup(spark, tmp_path)
+    batch = [PG.event("c", None, row(1), 10, 1), PG.event("d", row(1), None, 20, 2),
+             PG.event("c", None, row(2, "b"), 30, 3), "{broken"]
+    h.process(raw_batch(spark, batch), 7)
+    first = table_rows(spark, config, "items")
+    h.process(raw_batch(spark, batch), 7)
+    assert table_rows(spark, config, "items") == first == [row(2, "b")]
+    assert len(quarantine_rows(spark, config)) == 1
+    target = DeltaTable.forPath(spark, str(tmp_path / "lake" / "items"))
+    meta = json.loads(target.history().filter("operation = 'MERGE'").orderBy("version").first()["userMetadata"])
+    assert meta["batch_id"] == 7 and meta["pipeline"] == "t" and meta["offsets"] == {"t/0": 3}
+
+
+def test_many_tables_from_one_input(spark, tmp_path):
+    other = EventWriter("mysql", "notes", {"k": "string", "v": "int"}, db="crm")
+    config = make_config(tmp_path, [items(), {"name": "notes", "match": {"db": "crm", "table": "notes"},
+                                              "keys": ["k"], "columns": {"k": "string", "v": "int"}}])
+    h = handler(spark, config)
+    report, _ = h.process(raw_batch(spark, [PG.event("c", None, row(1), 10, 1), other.event("c", None, {"k": "a", "v": 1}, 10, 1),
+                                            other.event("u", None, {"k": "a", "v": 2}, 20, 1)]), 0)
+    assert table_rows(spark, config, "items") == [row(1)]
+    assert table_rows(spark, config, "notes") == [{"k": "a", "v": 2}]
+    assert report.tables["notes"].inserted == 1 and report.skipped == 1
+
+
+def test_schema_change_fail_policy(spark, tmp_path):
+    config, h = setup(spark, tmp_path, schema_change="fail")
+    wider = EventWriter("postgresql", "items", {**COLUMNS, "extra": "string"})
+    with pytest.raises(SchemaChangeRefused) as info:
+        h.process(raw_batch(spark, [wider.event("c", None, {**row(1), "extra": "e"}, 10, 1)]), 0)
+    assert (info.value.table, info.value.column) == ("items", "extra")
+
+
+def test_schema_change_ignore_policy(spark, tmp_path):
+    config, h = setup(spark, tmp_path, schema_change="ignore")
+    wider = EventWriter("postgresql", "items", {**COLUMNS, "extra": "string"})
+    h.process(raw_batch(spark, [wider.event("c", None, {**row(1), "extra": "e"}, 10, 1)]), 0)
+    assert table_rows(spark, config, "items") == [row(1)]
+
+
+def test_tombstones_are_collected_by_source_time(spark, tmp_path):
+    config, h = setup(spark, tmp_path, tombstone_retention="1 s")
+    h.process(raw_batch(spark, [PG.event("c", None, row(1), 10, 1_000), PG.event("d", row(1), None, 20, 2_000)]), 1)
+    report, _ = h.process(raw_batch(spark, [PG.event("c", None, row(2), 30, 10_000)], first_offset=2), 10)
+    assert report.tables["items"].tombstones_collected == 1
+
+
+def test_replay_applies_quarantined_events_once_fixed(spark, tmp_path):
+    config, h = setup(spark, tmp_path)
+    other = EventWriter("postgresql", "other", {"id": "bigint", "label": "string"})
+    h.process(raw_batch(spark, [PG.event("c", None, row(1), 10, 1), other.event("c", None, {"id": 7, "label": "L"}, 11, 1)]), 0)
+    (bad,) = quarantine_rows(spark, config)
+    assert bad["reason"].startswith("no configured table matches topic 't', source shop.public.other")
+    # the fix: declare the table, then replay what waited in quarantine
+    fixed = make_config(tmp_path, [items(), {"name": "other", "match": {"table": "other"}, "keys": ["id"],
+                                             "columns": {"id": "bigint", "label": "string"}}])
+    message = replay_quarantine(spark, fixed)
+    assert "1 applied or superseded, 0 still failing" in message
+    assert table_rows(spark, fixed, "other") == [{"id": 7, "label": "L"}]
+    (marked,) = quarantine_rows(spark, fixed)
+    assert marked["replayed_batch"] is not None
+    assert "nothing to replay" in replay_quarantine(spark, fixed)
