@@ -68,10 +68,11 @@ def _matches(match: Match) -> Column:
 
 def unmatched_reason() -> Column:
     src = F.col("_cdc_source")
-    return F.format_string(
+    return F.when(src.isNull(), F.format_string(
+        "no 'source' block and no configured table matches topic '%s'", F.col("_cdc_topic"))).otherwise(F.format_string(
         "no configured table matches topic '%s', source %s.%s.%s; add a table whose match "
         "names it, or set unmatched: skip", F.col("_cdc_topic"), F.coalesce(src.db, F.lit("-")),
-        F.coalesce(src.schema, F.lit("-")), F.coalesce(src.table, F.lit("-")))
+        F.coalesce(src.schema, F.lit("-")), F.coalesce(src.table, F.lit("-"))))
 
 
 def table_changes(routed: DataFrame, view: TableView) -> DataFrame:
