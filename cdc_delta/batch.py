@@ -50,20 +50,24 @@ class BatchHandler:
 
     def __call__(self, raw: DataFrame, batch_id: int) -> None:
         try:
-            report, _ = self.process(raw, batch_id)
+            report, bad = self.process(raw, batch_id)
         except CdcDeltaError as exc:
             self.failure = exc  # the runner re-raises it as a one-line error
             raise
+        if bad is not None:
+            bad.unpersist()
         if report.records_in:
             self.on_report(report)
 
     def process(self, raw: DataFrame, batch_id: int, app_id: str | None = None,
                 quarantine: bool = True) -> tuple[BatchReport, DataFrame | None]:
-        """Apply one batch; return its report and its quarantined rows."""
+        """Apply one batch; return its report and its quarantined rows (persisted: the caller
+        unpersists them)."""
         started = time.monotonic()
         app_id = app_id or self.config.pipeline
         report = BatchReport(self.config.pipeline, batch_id)
         routed = self._routed(raw).persist()
+        changes: dict[str, DataFrame] = {}
         try:
             if not self._count_origins(routed, report):
                 return report, None
@@ -79,12 +83,11 @@ class BatchHandler:
                 for name, view in views.items():
                     good = changes[name].filter(F.col("_cdc_error").isNull())
                     report.tables[name] = self._apply_table(view, good, batch_id, app_id)
-            for df in changes.values():
-                df.unpersist()
             report.seconds = round(time.monotonic() - started, 3)
             return report, bad
         finally:
-            routed.unpersist()
+            for df in (routed, *changes.values()):
+                df.unpersist()
 
     def _routed(self, raw: DataFrame) -> DataFrame:
         routed = route(parse_envelopes(raw), list(self.config.tables))
@@ -128,9 +131,10 @@ class BatchHandler:
         """Per table and distinct event schema: the schema text and the image's column names."""
         image = F.when(F.col("_cdc_op") == "d", F.col("_cdc_before")).otherwise(F.col("_cdc_after"))
         ok = routed.filter(F.col("_cdc_table").isNotNull() & F.col("_cdc_error").isNull())
-        rows = (ok.select("_cdc_table", "_cdc_schema_id", "_cdc_schema", F.explode_outer(F.map_keys(image)).alias("k"))
-                .groupBy("_cdc_table", "_cdc_schema_id")
-                .agg(F.any_value("_cdc_schema", True).alias("schema"), F.collect_set("k").alias("keys"))
+        key_sets = F.collect_set(F.array_sort(F.map_keys(image)))  # few distinct sets per batch
+        rows = (ok.groupBy("_cdc_table", "_cdc_schema_id")
+                .agg(F.any_value("_cdc_schema", True).alias("schema"),
+                     F.array_distinct(F.flatten(key_sets)).alias("keys"))
                 .collect())
         out: dict[str, list[Row]] = {}
         for r in rows:
@@ -182,7 +186,8 @@ class BatchHandler:
         if any(op in stats for op in ROW_OPS):
             reduced = reduce_to_last_change(rows, view)
             changes = lake.guard(self.spark, reduced, where, view.keys).persist()
-            outcome = lake.merge_changes(self.spark, where, changes, view.keys, view.values, "d" in stats)
+            outcome = lake.merge_changes(self.spark, where, changes, view.keys, view.values,
+                                         "d" in stats, batch_id, app_id)
             changes.unpersist()
             figures.inserted, figures.updated, figures.deleted = outcome.inserted, outcome.updated, outcome.deleted
         newest = max((r["ts"] for r in stats.values() if r["ts"] is not None), default=None)

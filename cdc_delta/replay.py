@@ -22,6 +22,8 @@ def replay_quarantine(spark: SparkSession, config: PipelineConfig, table: str | 
     report, still_bad = handler.process(as_raw_records(waiting), replay_id,
                                         app_id=f"{config.pipeline}:replay", quarantine=False)
     mark_replayed(spark, where, waiting, still_bad if still_bad is not None else waiting.limit(0), replay_id)
-    waiting.unpersist()
+    for df in (waiting, still_bad):
+        if df is not None:
+            df.unpersist()
     return (f"replayed {total} quarantined event(s): {total - report.quarantined} applied or superseded, "
             f"{report.quarantined} still failing (left in quarantine); {report.line()}")

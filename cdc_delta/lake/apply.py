@@ -11,7 +11,7 @@ from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from ..debezium.order import SEQ_TYPE
-from .plan import MergePlan, merge_plan, tombstone_plan
+from .plan import MergePlan, merge_plan
 from .tables import SEQ_COLUMN, TS_COLUMN, DeltaLocation, create_if_missing, quote
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
@@ -62,22 +62,29 @@ def apply_truncate(spark: SparkSession, target: DeltaLocation, truncate_seq: Row
 
 def guard(spark: SparkSession, reduced: DataFrame, target: DeltaLocation, keys: list[str]) -> DataFrame:
     """Drop changes not newer than a tombstone of their key or the table's last truncate."""
-    tomb = target.child("tombstones").read(spark).select(
-        *keys, F.col(SEQ_COLUMN).alias("_cdc_tomb_seq"))
+    tomb = target.child("tombstones").read(spark).select(*keys, F.col(SEQ_COLUMN).alias("_cdc_tomb_seq"))
     trunc = target.child("truncates").read(spark).agg(F.max(SEQ_COLUMN).alias("_cdc_trunc_seq"))
-    joined = reduced.join(tomb, keys, "left").crossJoin(F.broadcast(trunc))
-    newer = ((F.col("_cdc_tomb_seq").isNull() | (F.col(SEQ_COLUMN) > F.col("_cdc_tomb_seq")))
-             & (F.col("_cdc_trunc_seq").isNull() | (F.col(SEQ_COLUMN) > F.col("_cdc_trunc_seq"))))
-    return joined.filter(newer).drop("_cdc_tomb_seq", "_cdc_trunc_seq")
+    r = reduced.alias("r")
+    superseded = [F.col(f"r.{quote(k)}") == tomb[quote(k)] for k in keys] + [tomb["_cdc_tomb_seq"] >= F.col(f"r.{SEQ_COLUMN}")]
+    cond = superseded[0]
+    for c in superseded[1:]:
+        cond = cond & c
+    alive = r.join(tomb, cond, "left_anti").crossJoin(F.broadcast(trunc))
+    newer = F.col("_cdc_trunc_seq").isNull() | (F.col(SEQ_COLUMN) > F.col("_cdc_trunc_seq"))
+    return alive.filter(newer).drop("_cdc_trunc_seq")
 
 
 def merge_changes(spark: SparkSession, target: DeltaLocation, changes: DataFrame,
-                  keys: list[str], values: list[str], has_deletes: bool) -> TableOutcome:
-    """One MERGE into the target, then the tombstones of its deletes (when there are any)."""
+                  keys: list[str], values: list[str], has_deletes: bool, batch_id: int,
+                  app_id: str) -> TableOutcome:
+    """One MERGE into the target, then the tombstones of its deletes (when there are any).
+
+    Tombstones are appended (idempotent per batch), not merged: the guard asks whether any
+    tombstone of the key is at or after the change, so older tombstones need no rewrite."""
     metrics = _run_merge(target, changes, merge_plan(keys, values))
     if has_deletes:
         deletes = changes.filter(F.col("_cdc_op") == "d").select(*keys, SEQ_COLUMN, TS_COLUMN)
-        _run_merge(target.child("tombstones"), deletes, tombstone_plan(keys))
+        append_once(deletes, target.child("tombstones"), f"{app_id}:tombstones", batch_id)
     return TableOutcome(inserted=metrics.get("num_inserted_rows", 0),
                         updated=metrics.get("num_updated_rows", 0),
                         deleted=metrics.get("num_deleted_rows", 0))

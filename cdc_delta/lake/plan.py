@@ -40,14 +40,3 @@ def merge_plan(keys: list[str], values: list[str]) -> MergePlan:
         insert_when="s._cdc_op <> 'd'",
         insert_values={quote(c): f"s.{quote(c)}" for c in inserted},
     )
-
-
-def tombstone_plan(keys: list[str]) -> MergePlan:
-    """Deletes leave (key, position) so a late, older insert or update can not revive the row."""
-    on = " AND ".join(f"t.{quote(k)} = s.{quote(k)}" for k in keys)
-    cols = [*keys, SEQ_COLUMN, TS_COLUMN]
-    return MergePlan(
-        on=on, delete_when="false", update_when=NEWER,
-        update_set={SEQ_COLUMN: f"s.{SEQ_COLUMN}", TS_COLUMN: f"s.{TS_COLUMN}"},
-        insert_when="true", insert_values={quote(c): f"s.{quote(c)}" for c in cols},
-    )

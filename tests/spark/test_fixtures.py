@@ -88,3 +88,22 @@ def test_paimon_kafka_tombstone_between_files(spark, tmp_path):
     assert table_rows(spark, config_of(config), "t") == [{"id": 1, "value": "A"}, {"id": 2, "value": "B"}]
     (figures,) = batches(config)
     assert figures["kafka_tombstones"] == 1 and figures["records_in"] == 3 and figures["quarantined"] == 0
+
+
+CUSTOMERS = {"id": "int", "first_name": "string", "last_name": "string", "email": "string"}
+ANNE = {"id": 1004, "first_name": "Anne", "last_name": "Kretchmar", "email": "annek@noanswer.org"}
+
+
+@pytest.mark.parametrize("name,policy,extra", [
+    ("serde-with-schema.json", "fail", {}),
+    ("serde-without-schema.json", "fail", {}),
+    ("serde-update.json", "fail", {}),
+    ("serde-unknown-property.json", "ignore", {}),
+    ("serde-unknown-property.json", "evolve", {"middle_name": "L"}),
+])
+def test_debezium_single_events(spark, tmp_path, name, policy, extra):
+    stage(tmp_path, [FIXTURES / "debezium" / name])
+    config = write_config(tmp_path, [{"name": "customers", "match": {"db": "inventory", "table": "customers"},
+                                      "keys": ["id"], "columns": CUSTOMERS, "schema_change": policy}])
+    assert run(config) == 0
+    assert table_rows(spark, config_of(config), "customers") == [{**ANNE, **extra}]

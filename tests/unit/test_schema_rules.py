@@ -6,7 +6,7 @@ import pytest
 
 from cdc_delta.config.types import parse_sql_type
 from cdc_delta.debezium.connect_schema import FieldInfo, image_fields, infer_json_type, lossless
-from cdc_delta.lake.plan import merge_plan, tombstone_plan
+from cdc_delta.lake.plan import merge_plan
 from cdc_delta.lake.tables import quote
 
 
@@ -63,5 +63,6 @@ def test_merge_plan_guards_and_keeps_toast_values():
 
 def test_identifiers_are_quoted():
     assert quote("select") == "`select`" and quote("a b") == "`a b`" and quote("x`y") == "`x``y`"
-    plan = tombstone_plan(["a b", "x`y"])
+    plan = merge_plan(["a b", "x`y"], ["select"])
     assert plan.on == "t.`a b` = s.`a b` AND t.`x``y` = s.`x``y`"
+    assert plan.update_set["`select`"] == "CASE WHEN s.`_cdc_u_select` THEN t.`select` ELSE s.`select` END"
