@@ -1,0 +1,78 @@
+"""Producing, topic admin and end offsets through confluent-kafka (librdkafka): for the demo,
+the tests and `cdc-delta status`. The pipeline itself reads Kafka only through Spark."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from .errors import SetupError
+
+
+def _common(bootstrap: str, options: dict[str, str] | None) -> dict[str, str]:
+    """librdkafka settings from the pipeline's `kafka.*` Spark options (SASL/SSL pass through)."""
+    conf = {"bootstrap.servers": bootstrap}
+    for key, value in (options or {}).items():
+        if key.startswith("kafka.") and key != "kafka.bootstrap.servers":
+            conf[key[len("kafka."):]] = value
+    return conf
+
+
+def create_topics(bootstrap: str, topics: dict[str, int], options: dict[str, str] | None = None) -> None:
+    """Create topics (name -> partitions) that do not exist yet."""
+    admin = AdminClient(_common(bootstrap, options))
+    existing = set(admin.list_topics(timeout=10).topics)
+    wanted = [NewTopic(t, num_partitions=n, replication_factor=1) for t, n in topics.items() if t not in existing]
+    for topic, future in (admin.create_topics(wanted) if wanted else {}).items():
+        try:
+            future.result(timeout=30)
+        except Exception as exc:  # noqa: BLE001 - a topic created meanwhile is fine
+            if "TOPIC_ALREADY_EXISTS" not in str(exc):
+                raise SetupError(f"could not create topic {topic} on {bootstrap}: {exc}") from None
+
+
+def produce(bootstrap: str, topic: str, records: Iterable[tuple[bytes | None, bytes | None]],
+            partition: int | None = None, options: dict[str, str] | None = None) -> int:
+    """Send (key, value) records in order and wait until all are acknowledged."""
+    producer = Producer({**_common(bootstrap, options), "enable.idempotence": True, "linger.ms": 5})
+    count = 0
+    for key, value in records:
+        kwargs = {"partition": partition} if partition is not None else {}
+        while True:
+            try:
+                producer.produce(topic, value=value, key=key, **kwargs)
+                break
+            except BufferError:
+                producer.poll(0.1)
+        count += 1
+    remaining = producer.flush(60)
+    if remaining:
+        raise SetupError(f"{remaining} records to {topic} were not acknowledged by {bootstrap}")
+    return count
+
+
+def end_offsets(bootstrap: str, topics: list[str], options: dict[str, str] | None = None) -> dict[str, dict[int, int]]:
+    """The next offset to be written, per topic and partition."""
+    conf = {**_common(bootstrap, options), "group.id": "cdc-delta-status", "enable.auto.commit": False}
+    consumer = Consumer(conf)
+    try:
+        meta = consumer.list_topics(timeout=10)
+        out: dict[str, dict[int, int]] = {}
+        for topic in topics:
+            if topic not in meta.topics:
+                continue
+            for p in meta.topics[topic].partitions:
+                _, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+                out.setdefault(topic, {})[p] = high
+        return out
+    finally:
+        consumer.close()
+
+
+def topics_matching(bootstrap: str, pattern: str, options: dict[str, str] | None = None) -> list[str]:
+    import re
+
+    names = AdminClient(_common(bootstrap, options)).list_topics(timeout=10).topics
+    return sorted(t for t in names if re.fullmatch(pattern, t))

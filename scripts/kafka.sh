@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# A local single-node Apache Kafka (KRaft) on loopback, from its Maven Central artifacts.
+#   bash scripts/kafka.sh start | stop | status
+# Idempotent: starting a running broker or stopping a stopped one is harmless.
+# Settings: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), CDC_DELTA_KAFKA_HOME (state, logs),
+# CDC_DELTA_CACHE (downloaded jars, ~/.cache/cdc-delta).
+set -euo pipefail
+KAFKA_VERSION=4.1.1
+LOG4J_VERSION=2.24.3
+PORT=${KAFKA_PORT:-9092}
+CONTROLLER_PORT=${KAFKA_CONTROLLER_PORT:-9093}
+CACHE=${CDC_DELTA_CACHE:-$HOME/.cache/cdc-delta}
+LIBS=$CACHE/kafka-$KAFKA_VERSION/libs
+HOME_DIR=${CDC_DELTA_KAFKA_HOME:-/tmp/cdc-delta-kafka-$PORT}
+PID_FILE=$HOME_DIR/broker.pid
+
+fetch() {
+  [ -f "$LIBS/.complete" ] && return 0
+  command -v mvn >/dev/null || { echo "error: Maven (mvn) is needed to fetch Kafka; run bash scripts/setup.sh" >&2; exit 4; }
+  local tmp; tmp=$(mktemp -d)
+  cat > "$tmp/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+<groupId>cdc-delta</groupId><artifactId>kafka-broker</artifactId><version>1</version><dependencies>
+<dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>$KAFKA_VERSION</version></dependency>
+<dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>$KAFKA_VERSION</version></dependency>
+<dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-slf4j2-impl</artifactId><version>$LOG4J_VERSION</version></dependency>
+<dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-core</artifactId><version>$LOG4J_VERSION</version></dependency>
+</dependencies></project>
+POM
+  echo "fetching Apache Kafka $KAFKA_VERSION from Maven Central into $LIBS"
+  (cd "$tmp" && mvn -q -B dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$LIBS")
+  rm -rf "$tmp"
+  touch "$LIBS/.complete"
+}
+
+running() { [ -f "$PID_FILE" ] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; }
+
+healthy() {
+  python3 - "$PORT" <<'PY' >/dev/null 2>&1
+import sys
+from confluent_kafka.admin import AdminClient
+md = AdminClient({"bootstrap.servers": f"127.0.0.1:{sys.argv[1]}"}).list_topics(timeout=2)
+sys.exit(0 if md.brokers else 1)
+PY
+}
+
+configure() {
+  mkdir -p "$HOME_DIR/data"
+  cat > "$HOME_DIR/server.properties" <<PROPS
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$CONTROLLER_PORT
+listeners=PLAINTEXT://127.0.0.1:$PORT,CONTROLLER://127.0.0.1:$CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$PORT
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
+log.dirs=$HOME_DIR/data
+num.partitions=1
+auto.create.topics.enable=true
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+log.retention.hours=-1
+PROPS
+  cat > "$HOME_DIR/log4j2.properties" <<'LOG'
+rootLogger.level = WARN
+rootLogger.appenderRef.out.ref = out
+appender.out.type = Console
+appender.out.name = out
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+LOG
+}
+
+start() {
+  if running && healthy; then echo "kafka already running on 127.0.0.1:$PORT"; return 0; fi
+  running && stop
+  fetch
+  configure
+  local java=(java -Xms256m -Xmx768m -Dlog4j2.configurationFile="$HOME_DIR/log4j2.properties" -cp "$LIBS/*")
+  if [ ! -f "$HOME_DIR/data/meta.properties" ]; then
+    "${java[@]}" kafka.tools.StorageTool format -t "$(python3 -c 'import base64,uuid;print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')" \
+      -c "$HOME_DIR/server.properties" >"$HOME_DIR/format.log" 2>&1 || { cat "$HOME_DIR/format.log" >&2; exit 1; }
+  fi
+  nohup "${java[@]}" kafka.Kafka "$HOME_DIR/server.properties" >"$HOME_DIR/broker.log" 2>&1 &
+  echo $! > "$PID_FILE"
+  for _ in $(seq 1 120); do
+    if healthy; then echo "kafka running on 127.0.0.1:$PORT (pid $(cat "$PID_FILE"), logs $HOME_DIR/broker.log)"; return 0; fi
+    running || { echo "error: kafka exited; last lines of $HOME_DIR/broker.log:" >&2; tail -20 "$HOME_DIR/broker.log" >&2; exit 1; }
+    sleep 0.5
+  done
+  echo "error: kafka did not become healthy in 60 s; see $HOME_DIR/broker.log" >&2
+  exit 1
+}
+
+stop() {
+  if running; then
+    local pid; pid=$(cat "$PID_FILE")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -9 "$pid" 2>/dev/null || true
+    echo "kafka stopped"
+  else
+    echo "kafka not running"
+  fi
+  rm -f "$PID_FILE"
+}
+
+status() {
+  if running && healthy; then echo "kafka running on 127.0.0.1:$PORT"; else echo "kafka not running"; return 3; fi
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  status) status ;;
+  reset) stop; rm -rf "$HOME_DIR"; echo "kafka state removed" ;;
+  *) echo "usage: $0 start|stop|status|reset" >&2; exit 2 ;;
+esac
