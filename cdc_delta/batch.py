@@ -38,6 +38,8 @@ class BatchHandler:
         self.quarantine = DeltaLocation.of(config.quarantine_location)
         self.on_report = on_report or (lambda r: None)
         self.failure: CdcDeltaError | None = None
+        self.busy = False
+        self.after_batch: Callable[[], None] = lambda: None
 
     def prepare(self) -> None:
         """Create every table the pipeline writes, before the first batch."""
@@ -49,15 +51,19 @@ class BatchHandler:
         ensure_quarantine(self.spark, self.quarantine)
 
     def __call__(self, raw: DataFrame, batch_id: int) -> None:
+        self.busy = True
         try:
             report, bad = self.process(raw, batch_id)
         except CdcDeltaError as exc:
             self.failure = exc  # the runner re-raises it as a one-line error
             raise
+        finally:
+            self.busy = False
         if bad is not None:
             bad.unpersist()
         if report.records_in:
             self.on_report(report)
+        self.after_batch()
 
     def process(self, raw: DataFrame, batch_id: int, app_id: str | None = None,
                 quarantine: bool = True) -> tuple[BatchReport, DataFrame | None]:

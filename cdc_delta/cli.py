@@ -107,10 +107,16 @@ def cmd_run(args) -> int:
     from .session import get_spark
     from .stream import run_pipeline
 
+    from .checkpoint import check_and_record
+
+    for note in check_and_record(config, args.config):
+        print(f"note: {note}", flush=True)
     spark = get_spark(config.pipeline, config.spark)
     printer = ProgressPrinter(json_path=args.metrics_json)
-    run_pipeline(spark, config, BatchHandler(spark, config, printer), trigger)
+    stopped_by = run_pipeline(spark, config, BatchHandler(spark, config, printer), trigger)
     print(printer.summary(), flush=True)
+    if stopped_by:
+        print(f"stopped by {stopped_by}; the next run continues from {config.checkpoint_path}", flush=True)
     if args.show:
         _show(spark, config, None)
     return 0

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
-from typing import Callable
-
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -52,24 +51,42 @@ def number_file_lines(batch: DataFrame) -> DataFrame:
 
 
 def _kafka(spark: SparkSession, src: KafkaSource) -> DataFrame:
-    reader = (spark.readStream.format("kafka")
-              .option("kafka.bootstrap.servers", src.bootstrap_servers)
-              .option("startingOffsets", src.starting_offsets)
-              .option("failOnDataLoss", str(src.fail_on_data_loss).lower()))
-    reader = reader.option("subscribe", ",".join(src.topics)) if src.topics else \
-        reader.option("subscribePattern", src.topic_pattern)
-    if src.max_offsets_per_trigger:
-        reader = reader.option("maxOffsetsPerTrigger", src.max_offsets_per_trigger)
-    for key, value in src.options.items():
+    reader = spark.readStream.format("kafka")
+    for key, value in kafka_options(src).items():
         reader = reader.option(key, value)
     return reader.load().select(
         "value", "topic", "partition", "offset", F.lit("").alias("origin"),
         F.col("timestamp").alias("kafka_ts"))
 
 
+def kafka_options(src: KafkaSource) -> dict[str, str]:
+    """The Spark Kafka source options a config stands for."""
+    opts = {"kafka.bootstrap.servers": src.bootstrap_servers,
+            "failOnDataLoss": str(src.fail_on_data_loss).lower(), **src.options}
+    if src.topics:
+        opts["subscribe"] = ",".join(src.topics)
+    else:
+        opts["subscribePattern"] = src.topic_pattern or ""
+    if src.starting_timestamp is not None:
+        opts["startingTimestamp"] = str(src.starting_timestamp)
+    elif isinstance(src.starting_offsets, dict):
+        opts["startingOffsets"] = json.dumps(src.starting_offsets)
+    else:
+        opts["startingOffsets"] = src.starting_offsets
+    if src.max_offsets_per_trigger:
+        opts["maxOffsetsPerTrigger"] = str(src.max_offsets_per_trigger)
+    if src.min_offsets_per_trigger:
+        opts["minOffsetsPerTrigger"] = str(src.min_offsets_per_trigger)
+    if src.max_trigger_delay:
+        opts["maxTriggerDelay"] = f"{duration_ms(src.max_trigger_delay)}ms"
+    return opts
+
+
 def run_pipeline(spark: SparkSession, config: PipelineConfig, handler: BatchHandler,
-                 trigger: Trigger | None = None) -> None:
-    """Start the query, wait for it, and turn a failure into one of our errors."""
+                 trigger: Trigger | None = None) -> str | None:
+    """Start the query and wait for it; turn a failure into one of our errors.
+
+    Returns the name of the signal that stopped it, if one did."""
     handler.prepare()
     prepare = number_file_lines if isinstance(config.source, FilesSource) else (lambda df: df)
     writer = (open_source(spark, config).writeStream
@@ -77,16 +94,19 @@ def run_pipeline(spark: SparkSession, config: PipelineConfig, handler: BatchHand
               .option("checkpointLocation", os.path.abspath(config.checkpoint_path))
               .queryName(config.pipeline))
     query = _with_trigger(writer, trigger or config.trigger).start()
-    stop = _stop_on_signals(query.stop)
+    stopper = GracefulStop(query, handler)
     try:
         query.awaitTermination()
     except StreamingQueryException as exc:
         if handler.failure is not None:
             raise handler.failure from None
+        if stopper.signal_name:
+            return stopper.signal_name
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise PipelineFailed(f"pipeline {config.pipeline} stopped: {first[:400]} (run with --debug for the trace)") from exc
     finally:
-        stop()
+        stopper.restore()
+    return stopper.signal_name
 
 
 def _with_trigger(writer, trigger: Trigger):
@@ -97,16 +117,34 @@ def _with_trigger(writer, trigger: Trigger):
     return writer.trigger(processingTime=f"{duration_ms(trigger.interval or '')} milliseconds")
 
 
-def _stop_on_signals(stop_query: Callable[[], None]) -> Callable[[], None]:
-    """SIGTERM/SIGINT stop the query; returns a function that restores the old handlers."""
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+class GracefulStop:
+    """SIGTERM/SIGINT: let the running batch finish and commit, then stop the query."""
 
-    def handle(signum, _frame):
-        print(f"received {signal.Signals(signum).name}: stopping after the current batch", flush=True)
-        stop_query()
+    def __init__(self, query, handler: BatchHandler) -> None:
+        self.query, self.handler = query, handler
+        self.signal_name: str | None = None
+        self.previous = {}
+        if threading.current_thread() is threading.main_thread():
+            self.previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+            for s in self.previous:
+                signal.signal(s, self._on_signal)
+        handler.after_batch = self._after_batch
 
-    for s in previous:
-        signal.signal(s, handle)
-    return lambda: [signal.signal(s, h) for s, h in previous.items()] and None
+    def _on_signal(self, signum, _frame) -> None:
+        self.signal_name = signal.Signals(signum).name
+        busy = self.handler.busy
+        print(f"received {self.signal_name}: stopping {'after the current batch' if busy else 'now'}", flush=True)
+        if not busy:
+            self._stop()
+
+    def _after_batch(self) -> None:
+        if self.signal_name:
+            self._stop()
+
+    def _stop(self) -> None:
+        # never from the batch's own thread: stop() waits for that thread to end
+        threading.Thread(target=self.query.stop, daemon=True).start()
+
+    def restore(self) -> None:
+        for s, h in self.previous.items():
+            signal.signal(s, h)

@@ -42,19 +42,44 @@ class FilesSource(Model):
 
 
 class KafkaSource(Model):
+    """A Kafka subscription; ``options`` pass ``kafka.*`` settings (SASL/SSL) through."""
+
     kind: Literal["kafka"]
     bootstrap_servers: str
     topics: list[str] | None = None
     topic_pattern: str | None = None
-    starting_offsets: str = "earliest"
+    starting_offsets: Union[Literal["earliest", "latest"], dict[str, dict[str, int]]] = "earliest"
+    starting_timestamp: int | None = Field(default=None, ge=0)
     max_offsets_per_trigger: int | None = Field(default=None, ge=1)
+    min_offsets_per_trigger: int | None = Field(default=None, ge=1)
+    max_trigger_delay: str | None = None
     fail_on_data_loss: bool = True
     options: dict[str, str] = Field(default_factory=dict)
 
+    @field_validator("starting_offsets", mode="before")
+    @classmethod
+    def _partition_keys(cls, v: object) -> object:
+        """YAML reads partition numbers as ints; Spark's JSON wants them as strings."""
+        if isinstance(v, dict):
+            return {t: {str(p): o for p, o in parts.items()} if isinstance(parts, dict) else parts
+                    for t, parts in v.items()}
+        return v
+
     @model_validator(mode="after")
-    def _one_subscription(self) -> "KafkaSource":
+    def _consistent(self) -> "KafkaSource":
         if bool(self.topics) == bool(self.topic_pattern):
             raise ValueError("give exactly one of 'topics' (a list) or 'topic_pattern' (a regex)")
+        if self.max_trigger_delay is not None:
+            duration_ms(self.max_trigger_delay)
+            if self.min_offsets_per_trigger is None:
+                raise ValueError("max_trigger_delay goes with min_offsets_per_trigger")
+        if self.starting_timestamp is not None and self.starting_offsets != "earliest":
+            raise ValueError("give starting_offsets or starting_timestamp, not both")
+        for key in self.options:
+            if not key.startswith("kafka.") or key == "kafka.bootstrap.servers":
+                raise ValueError(f"options: {key!r} is not a pass-through Kafka setting; "
+                                 "write kafka.<setting> (e.g. kafka.security.protocol), and "
+                                 "bootstrap_servers for the brokers")
         return self
 
 
