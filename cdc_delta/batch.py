@@ -83,7 +83,7 @@ class BatchHandler:
             report.quarantined = bad.count()
             metadata = {"pipeline": self.config.pipeline, "batch_id": batch_id, "app_id": app_id,
                         "offsets": report.offsets}
-            with lake.commit_metadata(self.spark, metadata):
+            with lake.commit_metadata([self.spark, raw.sparkSession], metadata):
                 if quarantine and report.quarantined:
                     write_quarantine(bad, self.quarantine, app_id, batch_id)
                 for name, view in views.items():

@@ -1,4 +1,4 @@
-"""`cdc-delta`: run, validate, plan, show, replay. One error handler: a one-line message and an
+"""`cdc-delta`: run, validate, plan, show, status, replay. One error handler: a one-line message and an
 exit code; ``--debug`` shows the trace."""
 
 from __future__ import annotations
@@ -67,6 +67,8 @@ def _parser() -> argparse.ArgumentParser:
     command("plan", cmd_plan, "print what the pipeline will do per table")
     show = command("show", cmd_show, "print the current tables")
     show.add_argument("--table", help="only this table")
+    status = command("status", cmd_status, "tables, last batch, quarantine and Kafka lag")
+    status.add_argument("--json", action="store_true", help="print one JSON object")
     replay = command("replay", cmd_replay, "re-apply quarantined events once their cause is fixed")
     replay.add_argument("--table", help="only events of this table")
     return p
@@ -127,6 +129,18 @@ def cmd_show(args) -> int:
     from .session import get_spark
 
     _show(get_spark(config.pipeline, config.spark), config, args.table)
+    return 0
+
+
+def cmd_status(args) -> int:
+    import json
+
+    config = load_config(args.config)
+    from .session import get_spark
+    from .status import collect_status, render
+
+    status = collect_status(get_spark(config.pipeline, config.spark), config)
+    print(json.dumps(status, sort_keys=True) if args.json else render(status), flush=True)
     return 0
 
 

@@ -38,13 +38,19 @@ def ensure_companions(spark: SparkSession, target: DeltaLocation, key_ddl: str) 
 
 
 @contextmanager
-def commit_metadata(spark: SparkSession, metadata: dict[str, Any]) -> Iterator[None]:
-    """Every Delta commit inside records the batch id and source offsets it came from."""
-    spark.conf.set(USER_METADATA, json.dumps(metadata, sort_keys=True))
+def commit_metadata(sessions: list[SparkSession], metadata: dict[str, Any]) -> Iterator[None]:
+    """Every Delta commit inside records the batch id and source offsets it came from.
+
+    foreachBatch hands over DataFrames of a cloned session, so the setting goes on every
+    session a write may run in."""
+    text = json.dumps(metadata, sort_keys=True)
+    for s in sessions:
+        s.conf.set(USER_METADATA, text)
     try:
         yield
     finally:
-        spark.conf.unset(USER_METADATA)
+        for s in sessions:
+            s.conf.unset(USER_METADATA)
 
 
 def apply_truncate(spark: SparkSession, target: DeltaLocation, truncate_seq: Row,

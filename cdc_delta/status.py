@@ -1,0 +1,101 @@
+"""`cdc-delta status`: per table the Delta version, rows, last batch and quarantine; per
+partition the committed offset against the topic's end (lag)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from .config.models import KafkaSource, PipelineConfig
+from .lake.tables import DeltaLocation
+
+
+def committed_offsets(checkpoint: str) -> tuple[int | None, dict[str, dict[int, int]]]:
+    """The last batch Spark committed and the source offsets it ended at."""
+    folder = Path(checkpoint)
+    commits = [int(p.name) for p in (folder / "commits").glob("[0-9]*")] if (folder / "commits").exists() else []
+    if not commits:
+        return None, {}
+    last = max(commits)
+    lines = (folder / "offsets" / str(last)).read_text().splitlines()
+    offsets: dict[str, dict[int, int]] = {}
+    for line in lines[2:]:
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            for topic, parts in data.items():
+                if isinstance(parts, dict):
+                    offsets[topic] = {int(p): int(o) for p, o in parts.items()}
+    return last, offsets
+
+
+def collect_status(spark: SparkSession, config: PipelineConfig) -> dict[str, Any]:
+    last_batch, committed = committed_offsets(config.checkpoint_path)
+    status: dict[str, Any] = {"pipeline": config.pipeline, "checkpoint": config.checkpoint_path,
+                              "last_committed_batch": last_batch, "partitions": [], "tables": {}}
+    if isinstance(config.source, KafkaSource):
+        status["partitions"] = _lag(config.source, committed)
+        status["total_lag"] = sum(p["lag"] for p in status["partitions"])
+    pending = _quarantined(spark, config)
+    for spec in config.tables:
+        status["tables"][spec.name] = _table(spark, DeltaLocation.of(config.target_of(spec)), pending.get(spec.name, 0))
+    status["quarantined_unassigned"] = pending.get(None, 0)
+    return status
+
+
+def _lag(src: KafkaSource, committed: dict[str, dict[int, int]]) -> list[dict[str, Any]]:
+    from .kafka_io import end_offsets, topics_matching
+
+    topics = src.topics or topics_matching(src.bootstrap_servers, src.topic_pattern or "", src.options)
+    ends = end_offsets(src.bootstrap_servers, sorted(set(topics) | set(committed)), src.options)
+    rows = []
+    for topic in sorted(ends):
+        for part in sorted(ends[topic]):
+            done = committed.get(topic, {}).get(part, 0)
+            rows.append({"topic": topic, "partition": part, "committed": done, "end": ends[topic][part],
+                         "lag": max(0, ends[topic][part] - done)})
+    return rows
+
+
+def _table(spark: SparkSession, where: DeltaLocation, quarantined: int) -> dict[str, Any]:
+    if not where.exists(spark):
+        return {"location": where.label, "exists": False, "quarantined": quarantined}
+    history = where.table(spark).history(50).select("version", "timestamp", "userMetadata").collect()
+    last = next((h for h in history if h["userMetadata"] and '"batch_id"' in h["userMetadata"]), None)
+    meta = json.loads(last["userMetadata"]) if last else {}
+    return {"location": where.label, "exists": True, "version": history[0]["version"],
+            "rows": where.read(spark).count(), "last_batch": meta.get("batch_id"),
+            "last_batch_at": str(last["timestamp"]) if last else None, "quarantined": quarantined}
+
+
+def _quarantined(spark: SparkSession, config: PipelineConfig) -> dict[str | None, int]:
+    where = DeltaLocation.of(config.quarantine_location)
+    if not where.exists(spark):
+        return {}
+    rows = (where.read(spark).filter((F.col("pipeline") == config.pipeline) & F.col("replayed_batch").isNull())
+            .groupBy("table").count().collect())
+    return {r["table"]: r["count"] for r in rows}
+
+
+def render(status: dict[str, Any]) -> str:
+    lines = [f"pipeline {status['pipeline']} (checkpoint {status['checkpoint']}): "
+             f"last committed batch {status['last_committed_batch']}"]
+    for p in status["partitions"]:
+        lines.append(f"  {p['topic']}/{p['partition']}: committed {p['committed']}, end {p['end']}, lag {p['lag']}")
+    if "total_lag" in status:
+        lines.append(f"  total lag {status['total_lag']}")
+    for name, t in status["tables"].items():
+        if not t["exists"]:
+            lines.append(f"table {name}: not created yet ({t['location']})")
+            continue
+        lines.append(f"table {name}: version {t['version']}, {t['rows']} rows, last batch {t['last_batch']} "
+                     f"at {t['last_batch_at']}, quarantined {t['quarantined']}")
+    if status["quarantined_unassigned"]:
+        lines.append(f"quarantined without a table: {status['quarantined_unassigned']}")
+    return "\n".join(lines)
