@@ -13,7 +13,7 @@ from .errors import SetupError
 
 def _common(bootstrap: str, options: dict[str, str] | None) -> dict[str, str]:
     """librdkafka settings from the pipeline's `kafka.*` Spark options (SASL/SSL pass through)."""
-    conf = {"bootstrap.servers": bootstrap}
+    conf = {"bootstrap.servers": bootstrap, "log_level": "3"}
     for key, value in (options or {}).items():
         if key.startswith("kafka.") and key != "kafka.bootstrap.servers":
             conf[key[len("kafka."):]] = value

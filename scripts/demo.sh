@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# The demo: archived Debezium events of `orders` (a snapshot, inserts, updates, deletes, a
-# re-insert, a Kafka tombstone, a malformed event, a late redelivery) merged into a Delta table.
-# Each run starts from an empty demo lake so it shows the same thing every time.
+# The demo: starts a local Kafka broker, produces sample Debezium streams of `orders`,
+# `customers` (MySQL) and `transactions` (Postgres), runs the pipeline with available-now,
+# prints the tables and the batch figures, and stops the broker. Each run starts clean.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-rm -rf lake/orders-demo checkpoints/orders-demo
-python3 -m cdc_delta run --config configs/orders-demo.yaml --show
+export KAFKA_PORT=${KAFKA_PORT:-9092}
+bash scripts/kafka.sh reset >/dev/null
+trap 'bash scripts/kafka.sh stop >/dev/null' EXIT
+bash scripts/kafka.sh start
+rm -rf lake/demo checkpoints/demo
+python3 -m cdc_delta.demo produce --bootstrap "127.0.0.1:$KAFKA_PORT"
+KAFKA_BOOTSTRAP="127.0.0.1:$KAFKA_PORT" python3 -m cdc_delta run --config configs/demo.yaml --show
+KAFKA_BOOTSTRAP="127.0.0.1:$KAFKA_PORT" python3 -m cdc_delta status --config configs/demo.yaml

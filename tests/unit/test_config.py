@@ -116,12 +116,12 @@ def test_cli_validate_one_line_error_and_exit_code(tmp_path, capsys):
 
 
 def test_cli_validate_and_plan_ok(capsys):
-    assert main(["validate", "--config", "configs/orders-demo.yaml"]) == 0
-    assert main(["plan", "--config", "configs/orders-demo.yaml"]) == 0
+    assert main(["validate", "--config", "configs/files-demo.yaml"]) == 0
+    assert main(["plan", "--config", "configs/files-demo.yaml"]) == 0
     out = capsys.readouterr().out
     assert "keys: order_id" in out and "amount decimal(10,2)" in out
 
 
 def test_cli_bad_trigger(capsys):
-    assert main(["run", "--config", "configs/orders-demo.yaml", "--trigger", "soon"]) == 2
+    assert main(["run", "--config", "configs/files-demo.yaml", "--trigger", "soon"]) == 2
     assert "--trigger" in capsys.readouterr().err
