@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A local single-node Apache Kafka (KRaft) on loopback, from its Maven Central artifacts.
-#   bash scripts/kafka.sh start | stop | status
+#   bash scripts/kafka.sh start | stop | status | reset (also removes its data) | fetch (jars only)
 # Idempotent: starting a running broker or stopping a stopped one is harmless.
 # Settings: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), CDC_DELTA_KAFKA_HOME (state, logs),
 # CDC_DELTA_CACHE (downloaded jars, ~/.cache/cdc-delta).
@@ -119,5 +119,6 @@ case "${1:-}" in
   stop) stop ;;
   status) status ;;
   reset) stop; rm -rf "$HOME_DIR"; echo "kafka state removed" ;;
-  *) echo "usage: $0 start|stop|status|reset" >&2; exit 2 ;;
+  fetch) fetch ;;
+  *) echo "usage: $0 start|stop|status|reset|fetch" >&2; exit 2 ;;
 esac

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what cdc-delta needs on a fresh machine (Java, Maven, the Python package and the
-# Delta/Kafka jars, cached in ~/.cache/cdc-delta). Safe to run again: it only adds what is missing.
+# Installs what cdc-delta needs on a fresh machine (Java, Maven, the Python package, the
+# Delta/Kafka jars for Spark and Apache Kafka's jars for the local broker, cached in
+# ~/.cache/cdc-delta). Safe to run again: it only adds what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
@@ -12,3 +13,4 @@ if ((${#missing[@]})); then
 fi
 python3 -m pip install -q --disable-pip-version-check -e ".[test]" 2>&1 | grep -v -E "^(WARNING: Running pip as|\[notice\])" || true
 python3 -c "from cdc_delta.jars import spark_jars; spark_jars()"
+bash scripts/kafka.sh fetch

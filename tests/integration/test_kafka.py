@@ -1,0 +1,168 @@
+"""Against a real Kafka broker (scripts/kafka.sh on loopback): the same pipeline, consumed
+with available-now and processing-time triggers, crashes included."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cdc_delta import cli
+from cdc_delta.config import load_config
+from cdc_delta.kafka_io import create_topics, produce
+
+from ..conftest import FIXTURES, REPO, fixture_lines, read_jsonl
+from ..spark.helpers import quarantine_rows, table_rows
+from ..workload import TABLE, history, kafka_records, reference
+
+pytestmark = pytest.mark.slow
+PORT = int(os.environ.get("CDC_DELTA_TEST_KAFKA_PORT", "19092"))
+BOOTSTRAP = f"127.0.0.1:{PORT}"
+
+
+@pytest.fixture(scope="module")
+def broker():
+    env = {**os.environ, "KAFKA_PORT": str(PORT), "KAFKA_CONTROLLER_PORT": str(PORT + 1)}
+    subprocess.run(["bash", "scripts/kafka.sh", "reset"], cwd=REPO, env=env, check=True, capture_output=True)
+    subprocess.run(["bash", "scripts/kafka.sh", "start"], cwd=REPO, env=env, check=True)
+    yield BOOTSTRAP
+    subprocess.run(["bash", "scripts/kafka.sh", "stop"], cwd=REPO, env=env, check=False)
+
+
+def write_config(tmp: Path, tables: list[dict], **source) -> Path:
+    config = {"pipeline": "k", "source": {"kind": "kafka", "bootstrap_servers": BOOTSTRAP, **source},
+              "lake": str(tmp / "lake"), "checkpoint": str(tmp / "ck"), "tables": tables}
+    tmp.mkdir(parents=True, exist_ok=True)
+    path = tmp / "pipeline.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def run(path: Path, *args: str) -> int:
+    return cli.main(["run", "--config", str(path), "--metrics-json", str(path.parent / "metrics.jsonl"), *args])
+
+
+def metrics(path: Path) -> list[dict]:
+    file = path.parent / "metrics.jsonl"
+    return [json.loads(l) for l in file.read_text().splitlines()] if file.exists() else []
+
+
+def keyed(lines: list[str]) -> list[tuple[bytes, bytes]]:
+    out = []
+    for line in lines:
+        event = json.loads(line)
+        env = event.get("payload") or event
+        image = env.get("after") or env.get("before")
+        out.append((json.dumps({"id": image["id"]}).encode(), line.encode()))
+    return out
+
+
+def test_fixtures_through_kafka(spark, broker, tmp_path):
+    create_topics(broker, {"fx.mysql": 3, "fx.paimon": 2})
+    produce(broker, "fx.mysql", keyed(fixture_lines(FIXTURES / "flink" / "debezium-data-schema-include.txt")))
+    paimon = FIXTURES / "paimon" / "table" / "schemaevolution"
+    produce(broker, "fx.paimon", keyed([l for i in (1, 2, 3) for l in fixture_lines(paimon / f"debezium-data-{i}.txt")]), partition=0)
+    products = {"id": "int", "name": "string", "description": "string", "weight": "double"}
+    path = write_config(tmp_path, [
+        {"name": "mysql_products", "match": {"topic": "fx.mysql"}, "keys": ["id"], "columns": products},
+        {"name": "paimon_products", "match": {"topic": "fx.paimon"}, "keys": ["id"], "columns": products},
+    ], topics=["fx.mysql", "fx.paimon"])
+    assert run(path) == 0
+    config = load_config(path)
+    assert table_rows(spark, config, "mysql_products") == read_jsonl(FIXTURES / "expected" / "flink-mysql-products.final.jsonl")
+    assert table_rows(spark, config, "paimon_products") == read_jsonl(FIXTURES / "expected" / "paimon-schemaevolution.final.jsonl")
+
+
+def test_random_workload_on_partitions_with_tombstones_and_malformed(spark, broker, tmp_path):
+    changes = history(seed=11, events=600, keys=40)
+    records = kafka_records(changes, seed=11, malformed=5)
+    create_topics(broker, {"rw.items": 3})
+    produce(broker, "rw.items", records)
+    path = write_config(tmp_path, [TABLE], topics=["rw.items"], max_offsets_per_trigger=250)
+    assert run(path) == 0
+    config = load_config(path)
+    assert table_rows(spark, config, "items") == reference(changes)
+    bad = quarantine_rows(spark, config)
+    assert len(bad) == 5 and all(b["reason"].startswith("malformed JSON") and b["topic"] == "rw.items" for b in bad)
+    figures = metrics(path)
+    assert len(figures) >= 3
+    assert sum(f["records_in"] for f in figures) == len(records)
+    assert sum(f["kafka_tombstones"] for f in figures) == sum(1 for _, v in records if v is None)
+
+
+def test_sigkill_mid_stream_then_resume(spark, broker, tmp_path):
+    changes = history(seed=23, events=1500, keys=60)
+    records = kafka_records(changes, seed=23, malformed=4)
+    create_topics(broker, {"kill.items": 3})
+    produce(broker, "kill.items", records)
+    path = write_config(tmp_path, [TABLE], topics=["kill.items"], max_offsets_per_trigger=150)
+    cmd = [sys.executable, "-m", "cdc_delta", "run", "--config", str(path), "--metrics-json", str(tmp_path / "metrics.jsonl")]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 300
+    while len(metrics(path)) < 2 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.5)
+    assert proc.poll() is None, "the run ended before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_before = len(metrics(path))
+    assert run(path) == 0
+    config = load_config(path)
+    assert table_rows(spark, config, "items") == reference(changes)
+    assert len(quarantine_rows(spark, config)) == 4  # each bad event exactly once
+    assert len(metrics(path)) > done_before
+
+
+def test_starting_offsets_latest_per_partition_and_pattern(spark, broker, tmp_path):
+    rows = lambda ids: [(json.dumps({"id": i}).encode(), e.encode()) for i, e in ids]  # noqa: E731
+    from cdc_delta.debezium.encode import EventWriter
+    w = EventWriter("postgresql", "items", TABLE["columns"])
+    ev = lambda i, pos: w.event("c", None, {"id": i, "v": f"v{i}", "amount": 1}, pos, pos)  # noqa: E731
+
+    create_topics(broker, {"late.items": 1})
+    produce(broker, "late.items", rows([(1, ev(1, 10))]))
+    latest = write_config(tmp_path / "latest", [TABLE], topics=["late.items"], starting_offsets="latest")
+    assert run(latest) == 0
+    produce(broker, "late.items", rows([(2, ev(2, 20))]))
+    assert run(latest) == 0
+    assert [r["id"] for r in table_rows(spark, load_config(latest), "items")] == [2]
+
+    create_topics(broker, {"pp.items": 2})
+    produce(broker, "pp.items", rows([(i, ev(i, 100 + i)) for i in range(4)]), partition=0)
+    produce(broker, "pp.items", rows([(i, ev(i, 200 + i)) for i in range(10, 13)]), partition=1)
+    per_partition = write_config(tmp_path / "pp", [TABLE], topics=["pp.items"],
+                                 starting_offsets={"pp.items": {0: 2, 1: -2}})
+    assert run(per_partition) == 0
+    assert [r["id"] for r in table_rows(spark, load_config(per_partition), "items")] == [2, 3, 10, 11, 12]
+
+    create_topics(broker, {"pat.a": 1})
+    produce(broker, "pat.a", rows([(1, ev(1, 10))]))
+    pattern = write_config(tmp_path / "pat", [TABLE], topic_pattern=r"pat\..*")
+    assert run(pattern) == 0
+    create_topics(broker, {"pat.b": 1})
+    produce(broker, "pat.b", rows([(5, ev(5, 50))]))
+    assert run(pattern) == 0
+    assert [r["id"] for r in table_rows(spark, load_config(pattern), "items")] == [1, 5]
+
+
+def test_status_reports_lag(spark, broker, tmp_path, capsys):
+    create_topics(broker, {"st.items": 2})
+    changes = history(seed=5, events=40, keys=10)
+    produce(broker, "st.items", kafka_records(changes, seed=5))
+    path = write_config(tmp_path, [TABLE], topics=["st.items"])
+    assert run(path) == 0
+    capsys.readouterr()
+    assert cli.main(["status", "--config", str(path), "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["total_lag"] == 0 and status["tables"]["items"]["rows"] == len(reference(changes))
+    produce(broker, "st.items", [(b'{"id":1}', b"{}")] * 3, partition=1)
+    assert cli.main(["status", "--config", str(path), "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["total_lag"] == 3
+    assert [p["lag"] for p in status["partitions"] if p["partition"] == 1] == [3]
