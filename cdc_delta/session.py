@@ -6,10 +6,12 @@ import os
 import warnings
 from pathlib import Path
 
+from pyspark import SparkConf
 from pyspark.sql import SparkSession
 
 from .jars import spark_jars
 
+SUBMIT_FIXED = {"spark.driver.memory"}  # the driver JVM is already running under spark-submit
 LOG4J = Path(__file__).with_name("log4j2.properties")
 LOCAL_DEFAULTS = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
@@ -26,20 +28,21 @@ LOCAL_DEFAULTS = {
 
 
 def get_spark(app_name: str = "cdc-delta", extra: dict[str, str] | None = None) -> SparkSession:
-    """A session with Delta and the Kafka source; under spark-submit, the cluster's settings win."""
+    """A session with Delta and the Kafka source. Under spark-submit the master, the jars and
+    every setting given on the command line win; the defaults fill only what is missing."""
     warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started this driver
     builder = SparkSession.builder.appName(app_name)
-    submitted = "SPARK_SUBMIT_OPTS" in os.environ or os.environ.get("CDC_DELTA_SUBMITTED") == "1"
     if not submitted:
         builder = builder.master(os.environ.get("CDC_DELTA_MASTER", "local[2]"))
         builder = builder.config("spark.jars", ",".join(spark_jars()))
         builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={LOG4J}")
-        for key, value in LOCAL_DEFAULTS.items():
-            builder = builder.config(key, value)
-    else:
-        for key in ("spark.sql.extensions", "spark.sql.catalog.spark_catalog", "spark.sql.session.timeZone"):
-            builder = builder.config(key, LOCAL_DEFAULTS[key])
+    given = SparkConf() if submitted else None
+    for key, value in LOCAL_DEFAULTS.items():
+        if given is not None and (given.contains(key) or key in SUBMIT_FIXED):
+            continue
+        builder = builder.config(key, value)
     for key, value in (extra or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

@@ -166,3 +166,27 @@ def test_status_reports_lag(spark, broker, tmp_path, capsys):
     status = json.loads(capsys.readouterr().out)
     assert status["total_lag"] == 3
     assert [p["lag"] for p in status["partitions"] if p["partition"] == 1] == [3]
+
+
+@pytest.fixture(scope="module")
+def spark_cluster():
+    env = {**os.environ, "SPARK_MASTER_PORT": "17077"}
+    subprocess.run(["bash", "scripts/spark-cluster.sh", "start"], cwd=REPO, env=env, check=True)
+    yield "spark://127.0.0.1:17077"
+    subprocess.run(["bash", "scripts/spark-cluster.sh", "stop"], cwd=REPO, env=env, check=False)
+
+
+def test_spark_submit_to_a_standalone_cluster(spark, broker, spark_cluster, tmp_path):
+    changes = history(seed=31, events=300, keys=25)
+    create_topics(broker, {"cluster.items": 2})
+    produce(broker, "cluster.items", kafka_records(changes, seed=31, malformed=2))
+    path = write_config(tmp_path, [TABLE], topics=["cluster.items"])
+    proc = subprocess.run(["bash", "scripts/submit.sh", spark_cluster, "run", "--config", str(path)],
+                          cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert "done: 1 batch" in proc.stdout
+    apps = list(Path("/tmp/cdc-delta-spark-17077/work").glob("app-*"))
+    assert apps, "no executor ran on the standalone worker"
+    config = load_config(path)
+    assert table_rows(spark, config, "items") == reference(changes)
+    assert len(quarantine_rows(spark, config)) == 2
