@@ -192,10 +192,9 @@ class BatchHandler:
         if any(op in stats for op in ROW_OPS):
             reduced = reduce_to_last_change(rows, view)
             changes = lake.guard(self.spark, reduced, where, view.keys).persist()
-            outcome = lake.merge_changes(self.spark, where, changes, view.keys, view.values,
-                                         "d" in stats, batch_id, app_id)
+            figures.inserted, figures.updated, figures.deleted = lake.merge_changes(
+                self.spark, where, changes, view.keys, view.values, "d" in stats, batch_id, app_id)
             changes.unpersist()
-            figures.inserted, figures.updated, figures.deleted = outcome.inserted, outcome.updated, outcome.deleted
         newest = max((r["ts"] for r in stats.values() if r["ts"] is not None), default=None)
         if newest is not None and batch_id % GC_EVERY_BATCHES == 0:
             figures.tombstones_collected = lake.collect_tombstones(

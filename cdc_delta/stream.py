@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import threading
+
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, Iterator
 
 from pyspark.sql import Column, DataFrame, Row, SparkSession
@@ -15,19 +14,6 @@ from .plan import MergePlan, merge_plan
 from .tables import SEQ_COLUMN, TS_COLUMN, DeltaLocation, create_if_missing, quote
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
-
-
-@dataclass
-class TableOutcome:
-    inserted: int = 0
-    updated: int = 0
-    deleted: int = 0
-    truncated_rows: int = 0
-    tombstones_collected: int = 0
-
-    @property
-    def applied(self) -> int:
-        return self.inserted + self.updated + self.deleted
 
 
 def ensure_companions(spark: SparkSession, target: DeltaLocation, key_ddl: str) -> None:
@@ -82,7 +68,7 @@ def guard(spark: SparkSession, reduced: DataFrame, target: DeltaLocation, keys: 
 
 def merge_changes(spark: SparkSession, target: DeltaLocation, changes: DataFrame,
                   keys: list[str], values: list[str], has_deletes: bool, batch_id: int,
-                  app_id: str) -> TableOutcome:
+                  app_id: str) -> tuple[int, int, int]:
     """One MERGE into the target, then the tombstones of its deletes (when there are any).
 
     Tombstones are appended (idempotent per batch), not merged: the guard asks whether any
@@ -91,9 +77,8 @@ def merge_changes(spark: SparkSession, target: DeltaLocation, changes: DataFrame
     if has_deletes:
         deletes = changes.filter(F.col("_cdc_op") == "d").select(*keys, SEQ_COLUMN, TS_COLUMN)
         append_once(deletes, target.child("tombstones"), f"{app_id}:tombstones", batch_id)
-    return TableOutcome(inserted=metrics.get("num_inserted_rows", 0),
-                        updated=metrics.get("num_updated_rows", 0),
-                        deleted=metrics.get("num_deleted_rows", 0))
+    return (metrics.get("num_inserted_rows", 0), metrics.get("num_updated_rows", 0),
+            metrics.get("num_deleted_rows", 0))
 
 
 def collect_tombstones(spark: SparkSession, target: DeltaLocation, newest_source_ts: int,
