@@ -190,3 +190,31 @@ def test_spark_submit_to_a_standalone_cluster(spark, broker, spark_cluster, tmp_
     config = load_config(path)
     assert table_rows(spark, config, "items") == reference(changes)
     assert len(quarantine_rows(spark, config)) == 2
+
+
+def test_running_service_picks_up_new_topic_and_stops_on_sigterm(broker, tmp_path):
+    from cdc_delta.debezium.encode import EventWriter
+    w = EventWriter("postgresql", "items", TABLE["columns"])
+    event = lambda i: (json.dumps({"id": i}).encode(), w.event("c", None, {"id": i, "v": "x", "amount": 1}, i, i).encode())  # noqa: E731
+    create_topics(broker, {"svc.a": 1})
+    produce(broker, "svc.a", [event(1)])
+    path = write_config(tmp_path, [TABLE], topic_pattern=r"svc\..*", options={"kafka.metadata.max.age.ms": "1000"})
+    cmd = [sys.executable, "-m", "cdc_delta", "run", "--config", str(path), "--trigger", "1 second",
+           "--metrics-json", str(tmp_path / "metrics.jsonl")]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def records_seen() -> int:
+        return sum(m["records_in"] for m in metrics(path))
+
+    deadline = time.time() + 240
+    while records_seen() < 1 and time.time() < deadline:
+        time.sleep(0.5)
+    create_topics(broker, {"svc.b": 1})
+    produce(broker, "svc.b", [event(2)])
+    while records_seen() < 2 and time.time() < deadline:
+        time.sleep(0.5)
+    assert records_seen() == 2, "the running query did not read the topic created after it started"
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err[-2000:]
+    assert "received SIGTERM" in out and "stopped by SIGTERM; the next run continues from" in out
