@@ -80,12 +80,18 @@ def test_fixtures_through_kafka(spark, broker, tmp_path):
     assert table_rows(spark, config, "paimon_products") == read_jsonl(FIXTURES / "expected" / "paimon-schemaevolution.final.jsonl")
 
 
+def workload_on_topic(broker: str, tmp: Path, topic: str, seed: int, events: int, keys: int,
+                      malformed: int, **source):
+    """A seeded workload produced to a 3-partition topic, and a config that reads it."""
+    changes = history(seed=seed, events=events, keys=keys)
+    records = kafka_records(changes, seed=seed, malformed=malformed)
+    create_topics(broker, {topic: 3})
+    produce(broker, topic, records)
+    return changes, records, write_config(tmp, [TABLE], topics=[topic], **source)
+
+
 def test_random_workload_on_partitions_with_tombstones_and_malformed(spark, broker, tmp_path):
-    changes = history(seed=11, events=600, keys=40)
-    records = kafka_records(changes, seed=11, malformed=5)
-    create_topics(broker, {"rw.items": 3})
-    produce(broker, "rw.items", records)
-    path = write_config(tmp_path, [TABLE], topics=["rw.items"], max_offsets_per_trigger=250)
+    changes, records, path = workload_on_topic(broker, tmp_path, "rw.items", 11, 600, 40, 5, max_offsets_per_trigger=250)
     assert run(path) == 0
     config = load_config(path)
     assert table_rows(spark, config, "items") == reference(changes)
@@ -98,11 +104,7 @@ def test_random_workload_on_partitions_with_tombstones_and_malformed(spark, brok
 
 
 def test_sigkill_mid_stream_then_resume(spark, broker, tmp_path):
-    changes = history(seed=23, events=1500, keys=60)
-    records = kafka_records(changes, seed=23, malformed=4)
-    create_topics(broker, {"kill.items": 3})
-    produce(broker, "kill.items", records)
-    path = write_config(tmp_path, [TABLE], topics=["kill.items"], max_offsets_per_trigger=150)
+    changes, _, path = workload_on_topic(broker, tmp_path, "kill.items", 23, 1500, 60, 4, max_offsets_per_trigger=150)
     cmd = [sys.executable, "-m", "cdc_delta", "run", "--config", str(path), "--metrics-json", str(tmp_path / "metrics.jsonl")]
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 300
