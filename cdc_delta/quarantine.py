@@ -38,8 +38,8 @@ def quarantine_rows(bad: DataFrame, pipeline: str, batch_id: int) -> DataFrame:
     )
 
 
-def write_quarantine(rows: DataFrame, where: DeltaLocation, pipeline: str, batch_id: int) -> None:
-    append_once(rows, where, f"{pipeline}:quarantine", batch_id)
+def write_quarantine(rows: DataFrame, where: DeltaLocation, app_id: str, batch_id: int) -> None:
+    append_once(rows, where, f"{app_id}:quarantine", batch_id)
 
 
 def pending(spark: SparkSession, where: DeltaLocation, pipeline: str, table: str | None) -> DataFrame:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .types import SqlType, normalise_encoding, parse_sql_type
 
@@ -27,6 +27,15 @@ def duration_ms(text: str) -> int:
     unit = m.group(2)
     key = "ms" if unit.startswith("milli") or unit == "ms" else unit[0]
     return int(m.group(1)) * DURATION_MS[key]
+
+
+def _plain_name(v: str) -> str:
+    if not NAME_RE.match(v):
+        raise ValueError(f"name {v!r} must start with a letter or '_' and hold only letters, digits, '_' or '-'")
+    return v
+
+
+Name = Annotated[str, AfterValidator(_plain_name)]
 
 
 class Model(BaseModel):
@@ -132,7 +141,7 @@ class Target(Model):
 
 
 class TableSpec(Model):
-    name: str
+    name: Name
     match: Match | None = None
     target: Target | None = None
     keys: list[str] = Field(min_length=1)
@@ -144,13 +153,6 @@ class TableSpec(Model):
     truncate: Literal["apply", "ignore", "fail"] = "apply"
     tombstone_retention: str = "7 days"
     table_properties: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        if not NAME_RE.match(v):
-            raise ValueError(f"table name {v!r} must be letters, digits, '_' or '-'")
-        return v
 
     @field_validator("columns", mode="before")
     @classmethod
@@ -232,7 +234,7 @@ class Quarantine(Model):
 
 
 class PipelineConfig(Model):
-    pipeline: str
+    pipeline: Name
     source: Source
     lake: str = "lake"
     checkpoint: str | None = None
@@ -242,13 +244,6 @@ class PipelineConfig(Model):
     decoding: Decoding = Field(default_factory=Decoding)
     spark: dict[str, str] = Field(default_factory=dict)
     tables: list[TableSpec] = Field(min_length=1)
-
-    @field_validator("pipeline")
-    @classmethod
-    def _pipeline(cls, v: str) -> str:
-        if not NAME_RE.match(v):
-            raise ValueError(f"pipeline name {v!r} must be letters, digits, '_' or '-'")
-        return v
 
     @field_validator("trigger", mode="before")
     @classmethod
