@@ -13,7 +13,7 @@ from typing import Callable
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
-from .changes import ROW_OPS, TableView, reduce_to_last_change, route, table_changes, unmatched_reason
+from .changes import ROW_OPS, TableView, carry_across_key_change, reduce_to_last_change, route, table_changes, unmatched_reason
 from .config.models import PipelineConfig, TableSpec
 from .config.types import parse_sql_type
 from .debezium.connect_schema import image_fields, infer_json_type, lossless
@@ -184,13 +184,16 @@ class BatchHandler:
         figures = TableFigures()
         stats = {r["_cdc_op"]: r for r in good.groupBy("_cdc_op").agg(
             F.count(F.lit(1)).alias("n"), F.max("_cdc_seq").alias("seq"),
-            F.max("_cdc_source_ts").alias("ts")).collect()}
+            F.max("_cdc_source_ts").alias("ts"),
+            F.count(f"_cdc_ok_{view.keys[0]}").alias("key_changes")).collect()}
         figures.events = sum(r["n"] for r in stats.values())
         rows = good.filter(F.col("_cdc_op").isin(*ROW_OPS))
         if "t" in stats:
             rows = self._truncate(view, where, stats["t"], rows, figures, batch_id, app_id)
         if any(op in stats for op in ROW_OPS):
             reduced = reduce_to_last_change(rows, view)
+            if sum(r["key_changes"] for r in stats.values()):
+                reduced = carry_across_key_change(reduced, rows, where.read(self.spark), view)
             changes = lake.guard(self.spark, reduced, where, view.keys).persist()
             figures.inserted, figures.updated, figures.deleted = lake.merge_changes(
                 self.spark, where, changes, view.keys, view.values, "d" in stats, batch_id, app_id)

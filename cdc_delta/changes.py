@@ -95,9 +95,17 @@ def table_changes(routed: DataFrame, view: TableView) -> DataFrame:
         *ORIGIN_COLUMNS,
         *[typed[c].alias(c) for c in view.columns],
         *[is_placeholder(raw[c]).alias(f"_cdc_u_{c}") for c in view.values],
+        *[_old_key_column(k, view).alias(f"_cdc_ok_{k}") for k in view.keys],
         op.alias("_cdc_op"), seq_struct(position, op, F.col("_cdc_source")).alias("_cdc_seq"),
         ts.alias("_cdc_source_ts"), error.alias("_cdc_error"),
     )
+
+
+def _old_key_column(key: str, view: TableView) -> Column:
+    """On a create that follows a primary-key change, this key column's previous value."""
+    text = F.try_element_at(F.col("_cdc_old_key"), F.lit(key))
+    decoded = decode(text, view.columns[key], view.encodings.get(key), None, view.decimal_handling)
+    return F.when(F.col("_cdc_op") == "c", decoded)
 
 
 def _decode_column(text: Column, column: str, view: TableView) -> Column:
@@ -163,12 +171,57 @@ def reduce_to_last_change(changes: DataFrame, view: TableView) -> DataFrame:
         "_cdc_op", "_cdc_seq", "_cdc_source_ts", *values, *[f"_cdc_u_{c}" for c in values]), "_cdc_seq")
     carried = [F.max_by(F.struct(F.col(c).alias("v")), F.when(~F.col(f"_cdc_u_{c}"), F.col("_cdc_seq")))
                .alias(f"_cdc_c_{c}") for c in values]
-    grouped = changes.groupBy(*view.keys).agg(last.alias("_cdc_last"), *carried)
+    moved = F.max_by(F.struct(*[F.col(f"_cdc_ok_{k}").alias(k) for k in view.keys], F.col("_cdc_seq").alias("seq")),
+                     F.when(F.col(f"_cdc_ok_{view.keys[0]}").isNotNull(), F.col("_cdc_seq")))
+    grouped = changes.groupBy(*view.keys).agg(last.alias("_cdc_last"), *carried, moved.alias("_cdc_moved"))
     out = [F.col(k) for k in view.keys] + [F.col(f"_cdc_last.{n}").alias(n) for n in
-                                           ("_cdc_op", "_cdc_seq", "_cdc_source_ts")]
+                                           ("_cdc_op", "_cdc_seq", "_cdc_source_ts")] + ["_cdc_moved"]
     for c in values:
         unavailable = F.col(f"_cdc_last._cdc_u_{c}")
         found = F.col(f"_cdc_c_{c}").isNotNull()
         out.append(F.when(unavailable & found, F.col(f"_cdc_c_{c}.v")).otherwise(F.col(f"_cdc_last.{c}")).alias(c))
         out.append((unavailable & ~found).alias(f"_cdc_u_{c}"))
     return grouped.select(*out)
+
+
+def carry_across_key_change(reduced: DataFrame, changes: DataFrame, stored: DataFrame,
+                            view: TableView) -> DataFrame:
+    """A primary-key change reaches Debezium as a delete of the old key and a create of the new
+    one, and Postgres sends the row's unchanged out-of-line (TOAST) values as placeholders. Such
+    a placeholder takes the old key's value from just before the change: from the batch's
+    earlier changes of the old key, else from the stored row. What neither holds stays flagged."""
+    keys, values = view.keys, view.values
+    waiting = F.col("_cdc_moved").isNotNull() & (F.col("_cdc_op") != "d") & \
+        F.greatest(*[F.col(f"_cdc_u_{c}") for c in values])
+    todo, rest = reduced.filter(waiting), reduced.filter(~waiting)
+    old_key_of = lambda df, prefix: [df[f"{prefix}{k}"] for k in keys]  # noqa: E731
+    earlier = changes.filter(F.col("_cdc_op").isin("c", "u", "r")).select(
+        *[F.col(k).alias(f"_cdc_d_{k}") for k in keys], F.col("_cdc_seq").alias("_cdc_d_seq"),
+        *[F.col(c).alias(f"_cdc_d_{c}") for c in values], *[F.col(f"_cdc_u_{c}").alias(f"_cdc_du_{c}") for c in values])
+    t = todo.select("*", *[F.col(f"_cdc_moved.{k}").alias(f"_cdc_m_{k}") for k in keys],
+                    F.col("_cdc_moved.seq").alias("_cdc_m_seq"))
+    before_change = [a == b for a, b in zip(old_key_of(t, "_cdc_m_"), old_key_of(earlier, "_cdc_d_"))]
+    joined = t.join(earlier, _all(before_change) & (earlier["_cdc_d_seq"] < t["_cdc_m_seq"]), "left")
+    from_batch = [F.max_by(F.struct(F.col(f"_cdc_d_{c}").alias("v")),
+                           F.when(~F.col(f"_cdc_du_{c}"), F.col("_cdc_d_seq"))).alias(f"_cdc_b_{c}") for c in values]
+    t = joined.groupBy(*t.columns).agg(*from_batch)
+    s = stored.select(*[F.col(k).alias(f"_cdc_s_{k}") for k in keys], F.col("_cdc_seq").alias("_cdc_s_seq"),
+                      *[F.col(c).alias(f"_cdc_s_{c}") for c in values])
+    on = [a == b for a, b in zip(old_key_of(t, "_cdc_m_"), old_key_of(s, "_cdc_s_"))]
+    t = t.join(s, _all(on) & (s["_cdc_s_seq"] < t["_cdc_m_seq"]), "left")
+    out = []
+    for c in values:
+        unavailable, in_batch, in_store = (F.col(f"_cdc_u_{c}"), F.col(f"_cdc_b_{c}").isNotNull(),
+                                           F.col("_cdc_s_seq").isNotNull())
+        out.append(F.when(unavailable & in_batch, F.col(f"_cdc_b_{c}.v"))
+                   .when(unavailable & in_store, F.col(f"_cdc_s_{c}")).otherwise(F.col(c)).alias(c))
+        out.append((unavailable & ~in_batch & ~in_store).alias(f"_cdc_u_{c}"))
+    others = [c for c in reduced.columns if c not in values and not c.startswith("_cdc_u_")]
+    return rest.unionByName(t.select(*others, *out))
+
+
+def _all(conditions: list[Column]) -> Column:
+    out = conditions[0]
+    for c in conditions[1:]:
+        out = out & c
+    return out

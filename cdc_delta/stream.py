@@ -51,19 +51,25 @@ def number_file_lines(batch: DataFrame) -> DataFrame:
         F.lit(None).cast("timestamp").alias("kafka_ts"))
 
 
+# Debezium's header on the create that follows a primary-key change: the row's previous key
+OLD_KEY_HEADER = "__debezium.oldkey"
+
+
 def _kafka(spark: SparkSession, src: KafkaSource) -> DataFrame:
     reader = spark.readStream.format("kafka")
     for key, value in kafka_options(src).items():
         reader = reader.option(key, value)
+    old_key = F.filter("headers", lambda h: h["key"] == OLD_KEY_HEADER)
     return reader.load().select(
         "value", "topic", "partition", "offset", F.lit("").alias("origin"),
-        F.col("timestamp").alias("kafka_ts"))
+        F.col("timestamp").alias("kafka_ts"),
+        F.try_element_at(old_key, F.lit(1))["value"].cast("string").alias("old_key"))
 
 
 def kafka_options(src: KafkaSource) -> dict[str, str]:
     """The Spark Kafka source options a config stands for."""
     opts = {"kafka.bootstrap.servers": src.bootstrap_servers,
-            "failOnDataLoss": str(src.fail_on_data_loss).lower(), **src.options}
+            "failOnDataLoss": str(src.fail_on_data_loss).lower(), "includeHeaders": "true", **src.options}
     if src.topics:
         opts["subscribe"] = ",".join(src.topics)
     else:

@@ -18,7 +18,8 @@ LOOSE = "schema string, payload string, before string, after string, op string, 
 OPS = ("c", "u", "d", "r", "t", "m")
 ENVELOPE_FIELDS = ("before", "after", "op", "ts_ms", "source", "transaction")
 
-# the input contract of every source: one row per Kafka record
+# the input contract of every source: one row per Kafka record; a source may add `old_key`,
+# the text of Debezium's `__debezium.oldkey` header (set on the create after a key change)
 RAW_COLUMNS = ("value", "topic", "partition", "offset", "origin", "kafka_ts")
 
 
@@ -26,11 +27,13 @@ def parse_envelopes(raw: DataFrame) -> DataFrame:
     """Add the envelope (``_cdc_op``, ``_cdc_before``, …) and ``_cdc_error`` to raw records."""
     text = F.col("value").cast("string")
     parsed = F.from_json(text, WRAPPED, {"columnNameOfCorruptRecord": "_corrupt", "mode": "PERMISSIVE"})
+    old_key = F.col("old_key") if "old_key" in raw.columns else F.lit(None).cast("string")
     df = raw.select(
         F.col("value").alias("_cdc_value"), F.col("topic").alias("_cdc_topic"),
         F.col("partition").alias("_cdc_partition"), F.col("offset").alias("_cdc_offset"),
         F.col("origin").alias("_cdc_origin"), F.col("kafka_ts").alias("_cdc_kafka_ts"),
         F.when(F.col("value").isNotNull() & F.is_valid_utf8("value"), parsed).alias("_j"),
+        _key_map(old_key).alias("_cdc_old_key"),
     )
     wrapped = F.col("_j.payload").isNotNull()
     pick = {f: F.when(wrapped, F.col(f"_j.payload.{f}")).otherwise(F.col(f"_j.{f}")) for f in ENVELOPE_FIELDS}
@@ -45,7 +48,15 @@ def parse_envelopes(raw: DataFrame) -> DataFrame:
         schema_text.alias("_cdc_schema"),
         F.xxhash64(schema_text).alias("_cdc_schema_id"),
         _envelope_error(F.col("_cdc_value").cast("string"), pick["op"]).alias("_cdc_error"),
+        "_cdc_old_key",
     )
+
+
+def _key_map(text: Column) -> Column:
+    """A record key's fields as map<string,string>, with or without the schema/payload wrapper."""
+    fields = F.from_json(text, "map<string,string>")
+    payload = F.from_json(F.try_element_at(fields, F.lit("payload")), "map<string,string>")
+    return F.when(fields.isNotNull() & F.map_contains_key(fields, "payload"), payload).otherwise(fields)
 
 
 def _envelope_error(text: Column, op: Column) -> Column:

@@ -21,12 +21,16 @@ def make_config(tmp: Path, tables: list[dict], **extra: Any) -> PipelineConfig:
 
 
 def raw_batch(spark: SparkSession, values: Iterable[str | bytes | None], topic: str = "t",
-              partition: int = 0, first_offset: int = 0) -> DataFrame:
+              partition: int = 0, first_offset: int = 0, old_keys: dict[int, str] | None = None) -> DataFrame:
+    """Records as a source delivers them; `old_keys` maps a record's index to the text of its
+    `__debezium.oldkey` header."""
     rows = []
     for i, v in enumerate(values):
         data = v.encode() if isinstance(v, str) else v
-        rows.append((bytearray(data) if data is not None else None, topic, partition, first_offset + i, "", None))
-    return spark.createDataFrame(rows, RAW_SCHEMA)
+        rows.append((bytearray(data) if data is not None else None, topic, partition, first_offset + i, "", None,
+                     (old_keys or {}).get(i)))
+    df = spark.createDataFrame(rows, RAW_SCHEMA + ", old_key string")
+    return df if old_keys else df.drop("old_key")
 
 
 def table_rows(spark: SparkSession, config: PipelineConfig, name: str) -> list[dict]:

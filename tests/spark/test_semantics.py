@@ -46,6 +46,26 @@ def test_toast_placeholder_keeps_stored_value_across_and_within_batches(spark, t
     assert table_rows(spark, config, "items") == [row(1, "long text", 5), row(2, "two v2", 2), row(3, "three", 3)]
 
 
+def test_key_change_takes_toast_values_from_the_old_key(spark, tmp_path):
+    """Postgres `UPDATE items SET id = 2 WHERE id = 1` with REPLICA IDENTITY DEFAULT: a delete of
+    1 (key only) and a create of 2 whose unchanged TOASTed text is a placeholder, with the old
+    key in the `__debezium.oldkey` header."""
+    config, h = setup(spark, tmp_path)
+    h.process(raw_batch(spark, [PG.event("c", None, row(1, "one text"), 10, 1),
+                                PG.event("c", None, row(5, "five text"), 11, 1)]), 0)
+    h.process(raw_batch(spark, [
+        PG.event("u", None, row(5, "five v2", 1), 20, 2),
+        PG.event("d", {"id": 1}, None, 21, 2),
+        PG.event("c", None, row(2, TOAST_PLACEHOLDER, 2), 21, 2),     # from the stored row of 1
+        PG.event("d", {"id": 5}, None, 22, 2),
+        PG.event("c", None, row(6, TOAST_PLACEHOLDER, 3), 22, 2),     # from this batch's update of 5
+        PG.event("u", None, row(6, TOAST_PLACEHOLDER, 4), 23, 2),     # and kept by a later update
+        PG.event("c", None, row(1, "one again"), 30, 3),              # 1 re-inserted after the change
+    ], first_offset=10, old_keys={2: '{"id":1}', 4: '{"schema":{"type":"struct"},"payload":{"id":5}}'}), 1)
+    assert table_rows(spark, config, "items") == [
+        row(1, "one again"), row(2, "one text", 2), row(6, "five v2", 4)]
+
+
 def test_truncate_is_an_ordered_barrier(spark, tmp_path):
     config, h = setup(spark, tmp_path)
     h.process(raw_batch(spark, [PG.event("c", None, row(1), 10, 1), PG.event("c", None, row(2), 11, 1)]), 0)
