@@ -26,6 +26,8 @@ from .quarantine import ensure_quarantine, quarantine_rows, write_quarantine
 
 GC_EVERY_BATCHES = 10
 SAMPLE_VALUES = 1000
+# a key change whose delete landed in an earlier batch finds the old row this many versions back
+KEY_CHANGE_LOOKBACK_VERSIONS = 8
 
 
 class BatchHandler:
@@ -193,7 +195,8 @@ class BatchHandler:
         if any(op in stats for op in ROW_OPS):
             reduced = reduce_to_last_change(rows, view)
             if sum(r["key_changes"] for r in stats.values()):
-                reduced = carry_across_key_change(reduced, rows, where.read(self.spark), view)
+                stored = where.recent_rows(self.spark, KEY_CHANGE_LOOKBACK_VERSIONS)
+                reduced = carry_across_key_change(reduced, rows, stored, view)
             changes = lake.guard(self.spark, reduced, where, view.keys).persist()
             figures.inserted, figures.updated, figures.deleted = lake.merge_changes(
                 self.spark, where, changes, view.keys, view.values, "d" in stats, batch_id, app_id)

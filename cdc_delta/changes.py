@@ -189,35 +189,40 @@ def carry_across_key_change(reduced: DataFrame, changes: DataFrame, stored: Data
     """A primary-key change reaches Debezium as a delete of the old key and a create of the new
     one, and Postgres sends the row's unchanged out-of-line (TOAST) values as placeholders. Such
     a placeholder takes the old key's value from just before the change: from the batch's
-    earlier changes of the old key, else from the stored row. What neither holds stays flagged."""
+    earlier changes of the old key, else from the stored rows (`stored`: recent versions of the
+    table, since the delete may have landed in an earlier batch). What neither holds stays flagged."""
     keys, values = view.keys, view.values
     waiting = F.col("_cdc_moved").isNotNull() & (F.col("_cdc_op") != "d") & \
         F.greatest(*[F.col(f"_cdc_u_{c}") for c in values])
     todo, rest = reduced.filter(waiting), reduced.filter(~waiting)
-    old_key_of = lambda df, prefix: [df[f"{prefix}{k}"] for k in keys]  # noqa: E731
-    earlier = changes.filter(F.col("_cdc_op").isin("c", "u", "r")).select(
-        *[F.col(k).alias(f"_cdc_d_{k}") for k in keys], F.col("_cdc_seq").alias("_cdc_d_seq"),
-        *[F.col(c).alias(f"_cdc_d_{c}") for c in values], *[F.col(f"_cdc_u_{c}").alias(f"_cdc_du_{c}") for c in values])
     t = todo.select("*", *[F.col(f"_cdc_moved.{k}").alias(f"_cdc_m_{k}") for k in keys],
                     F.col("_cdc_moved.seq").alias("_cdc_m_seq"))
-    before_change = [a == b for a, b in zip(old_key_of(t, "_cdc_m_"), old_key_of(earlier, "_cdc_d_"))]
-    joined = t.join(earlier, _all(before_change) & (earlier["_cdc_d_seq"] < t["_cdc_m_seq"]), "left")
-    from_batch = [F.max_by(F.struct(F.col(f"_cdc_d_{c}").alias("v")),
-                           F.when(~F.col(f"_cdc_du_{c}"), F.col("_cdc_d_seq"))).alias(f"_cdc_b_{c}") for c in values]
-    t = joined.groupBy(*t.columns).agg(*from_batch)
-    s = stored.select(*[F.col(k).alias(f"_cdc_s_{k}") for k in keys], F.col("_cdc_seq").alias("_cdc_s_seq"),
-                      *[F.col(c).alias(f"_cdc_s_{c}") for c in values])
-    on = [a == b for a, b in zip(old_key_of(t, "_cdc_m_"), old_key_of(s, "_cdc_s_"))]
-    t = t.join(s, _all(on) & (s["_cdc_s_seq"] < t["_cdc_m_seq"]), "left")
+    earlier = changes.filter(F.col("_cdc_op").isin("c", "u", "r")).select(
+        *[F.col(k).alias(f"_cdc_d_{k}") for k in keys], F.col("_cdc_seq").alias("_cdc_d_seq"),
+        *[F.col(c).alias(f"_cdc_d_{c}") for c in values],
+        *[F.col(f"_cdc_u_{c}").alias(f"_cdc_du_{c}") for c in values])
+    t = _donors(t, earlier, "_cdc_d_", keys, [F.max_by(F.struct(F.col(f"_cdc_d_{c}").alias("v")), F.when(
+        ~F.col(f"_cdc_du_{c}"), F.col("_cdc_d_seq"))).alias(f"_cdc_b_{c}") for c in values])
+    kept = stored.select(*[F.col(k).alias(f"_cdc_s_{k}") for k in keys], F.col("_cdc_seq").alias("_cdc_s_seq"),
+                         *[F.col(c).alias(f"_cdc_s_{c}") for c in values])
+    t = _donors(t, kept, "_cdc_s_", keys, [F.max_by(F.struct(*[F.col(f"_cdc_s_{c}").alias(c) for c in values]),
+                                               F.col("_cdc_s_seq")).alias("_cdc_s")])
     out = []
     for c in values:
         unavailable, in_batch, in_store = (F.col(f"_cdc_u_{c}"), F.col(f"_cdc_b_{c}").isNotNull(),
-                                           F.col("_cdc_s_seq").isNotNull())
+                                           F.col("_cdc_s").isNotNull())
         out.append(F.when(unavailable & in_batch, F.col(f"_cdc_b_{c}.v"))
-                   .when(unavailable & in_store, F.col(f"_cdc_s_{c}")).otherwise(F.col(c)).alias(c))
+                   .when(unavailable & in_store, F.col(f"_cdc_s.{c}")).otherwise(F.col(c)).alias(c))
         out.append((unavailable & ~in_batch & ~in_store).alias(f"_cdc_u_{c}"))
     others = [c for c in reduced.columns if c not in values and not c.startswith("_cdc_u_")]
     return rest.unionByName(t.select(*others, *out))
+
+
+def _donors(todo: DataFrame, donors: DataFrame, prefix: str, keys: list[str], picks: list[Column]) -> DataFrame:
+    """`todo` with `picks` aggregated over the donor rows of its old key older than the change."""
+    same_key = [todo[f"_cdc_m_{k}"] == donors[f"{prefix}{k}"] for k in keys]
+    older = donors[f"{prefix}seq"] < todo["_cdc_m_seq"]
+    return todo.join(donors, _all(same_key) & older, "left").groupBy(*todo.columns).agg(*picks)
 
 
 def _all(conditions: list[Column]) -> Column:

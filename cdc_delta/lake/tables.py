@@ -54,10 +54,20 @@ class DeltaLocation:
             return DeltaTable.forPath(spark, self.path)
         return DeltaTable.forName(spark, self.name)
 
-    def read(self, spark: SparkSession) -> DataFrame:
-        if self.path:
-            return spark.read.format("delta").load(self.path)
-        return spark.read.table(self.name)
+    def read(self, spark: SparkSession, version: int | None = None) -> DataFrame:
+        reader = spark.read.format("delta")
+        if version is not None:
+            reader = reader.option("versionAsOf", version)
+        return reader.load(self.path) if self.path else reader.table(self.name)
+
+    def recent_rows(self, spark: SparkSession, versions: int) -> DataFrame:
+        """The rows of the last `versions` versions together (a row once per version it is in)."""
+        latest = self.table(spark).history(1).first()["version"]
+        frames = [self.read(spark, v) for v in range(latest, max(-1, latest - versions), -1)]
+        out = frames[0]
+        for frame in frames[1:]:
+            out = out.unionByName(frame, allowMissingColumns=True)
+        return out
 
     def exists(self, spark: SparkSession) -> bool:
         if self.path:

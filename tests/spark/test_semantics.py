@@ -52,7 +52,8 @@ def test_key_change_takes_toast_values_from_the_old_key(spark, tmp_path):
     key in the `__debezium.oldkey` header."""
     config, h = setup(spark, tmp_path)
     h.process(raw_batch(spark, [PG.event("c", None, row(1, "one text"), 10, 1),
-                                PG.event("c", None, row(5, "five text"), 11, 1)]), 0)
+                                PG.event("c", None, row(5, "five text"), 11, 1),
+                                PG.event("c", None, row(7, "seven text"), 12, 1)]), 0)
     h.process(raw_batch(spark, [
         PG.event("u", None, row(5, "five v2", 1), 20, 2),
         PG.event("d", {"id": 1}, None, 21, 2),
@@ -61,9 +62,13 @@ def test_key_change_takes_toast_values_from_the_old_key(spark, tmp_path):
         PG.event("c", None, row(6, TOAST_PLACEHOLDER, 3), 22, 2),     # from this batch's update of 5
         PG.event("u", None, row(6, TOAST_PLACEHOLDER, 4), 23, 2),     # and kept by a later update
         PG.event("c", None, row(1, "one again"), 30, 3),              # 1 re-inserted after the change
+        PG.event("d", {"id": 7}, None, 40, 4),                        # the batch ends inside a key change
     ], first_offset=10, old_keys={2: '{"id":1}', 4: '{"schema":{"type":"struct"},"payload":{"id":5}}'}), 1)
+    assert table_rows(spark, config, "items") == [row(1, "one again"), row(2, "one text", 2), row(6, "five v2", 4)]
+    h.process(raw_batch(spark, [PG.event("c", None, row(8, TOAST_PLACEHOLDER, 5), 40, 4)],  # 7 is deleted by now
+                        first_offset=20, old_keys={0: '{"id":7}'}), 2)
     assert table_rows(spark, config, "items") == [
-        row(1, "one again"), row(2, "one text", 2), row(6, "five v2", 4)]
+        row(1, "one again"), row(2, "one text", 2), row(6, "five v2", 4), row(8, "seven text", 5)]
 
 
 def test_truncate_is_an_ordered_barrier(spark, tmp_path):
