@@ -1,4 +1,4 @@
-"""python -m cdc_delta.sandbox tables|workload|quiet|compare: the steps of scripts/stack.sh.
+"""python -m cdc_delta.sandbox tables|register|workload|quiet|compare: the steps of scripts/stack.sh.
 
 Databases come from the environment the scripts use (PG_PORT, PG_USER, PG_PASSWORD,
 PG_DATABASE; MARIADB_PORT, …), the broker from KAFKA_BOOTSTRAP (127.0.0.1:9092)."""
@@ -23,6 +23,11 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("tables", help="(re)create the sandbox tables, dropping what they held")
     p.add_argument("--engine", choices=["postgres", "mariadb"], required=True)
     p.add_argument("--replica-identity", choices=["default", "full"], default="default")
+    p = sub.add_parser("register", help="connectors/<engine>.json -> Kafka Connect, waiting until it runs")
+    p.add_argument("--engine", choices=["postgres", "mariadb"], action="append", required=True)
+    p.add_argument("--connect", default="http://127.0.0.1:8083", help="Kafka Connect REST URL")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="replace a setting the connector file has; the value @engine stands for the engine's name")
     p = sub.add_parser("workload", help="concurrent transactions against the sandbox tables")
     p.add_argument("--engine", choices=["postgres", "mariadb"], required=True)
     p.add_argument("--changes", type=int, default=500)
@@ -41,6 +46,20 @@ def main(argv: list[str] | None = None) -> int:
 def tables(args: argparse.Namespace) -> int:
     create_tables(database(args.engine), args.replica_identity)
     print(f"{args.engine}: created {', '.join(t.name for t in database(args.engine).tables)}")
+    return 0
+
+
+def register(args: argparse.Namespace) -> int:
+    from .connectors import connector_config, register as put
+
+    for engine in args.engine:
+        spec = connector_config(engine)
+        for item in args.set:
+            key, _, value = item.partition("=")
+            if key in spec["config"]:
+                spec["config"][key] = engine if value == "@engine" else value
+        put(args.connect, spec)
+        print(f"connector {spec['name']} running")
     return 0
 
 
@@ -88,7 +107,7 @@ def compare(args: argparse.Namespace) -> int:
     return 0 if equal else 1
 
 
-COMMANDS = {"tables": tables, "workload": workload, "quiet": quiet, "compare": compare}
+COMMANDS = {"tables": tables, "register": register, "workload": workload, "quiet": quiet, "compare": compare}
 
 if __name__ == "__main__":
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
