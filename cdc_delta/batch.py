@@ -193,10 +193,10 @@ class BatchHandler:
         if "t" in stats:
             rows = self._truncate(view, where, stats["t"], rows, figures, batch_id, app_id)
         if any(op in stats for op in ROW_OPS):
-            reduced = reduce_to_last_change(rows, view)
             if sum(r["key_changes"] for r in stats.values()):
                 stored = where.recent_rows(self.spark, KEY_CHANGE_LOOKBACK_VERSIONS)
-                reduced = carry_across_key_change(reduced, rows, stored, view)
+                rows = carry_across_key_change(rows, stored, view)
+            reduced = reduce_to_last_change(rows, view)
             changes = lake.guard(self.spark, reduced, where, view.keys).persist()
             figures.inserted, figures.updated, figures.deleted = lake.merge_changes(
                 self.spark, where, changes, view.keys, view.values, "d" in stats, batch_id, app_id)

@@ -171,11 +171,9 @@ def reduce_to_last_change(changes: DataFrame, view: TableView) -> DataFrame:
         "_cdc_op", "_cdc_seq", "_cdc_source_ts", *values, *[f"_cdc_u_{c}" for c in values]), "_cdc_seq")
     carried = [F.max_by(F.struct(F.col(c).alias("v")), F.when(~F.col(f"_cdc_u_{c}"), F.col("_cdc_seq")))
                .alias(f"_cdc_c_{c}") for c in values]
-    moved = F.max_by(F.struct(*[F.col(f"_cdc_ok_{k}").alias(k) for k in view.keys], F.col("_cdc_seq").alias("seq")),
-                     F.when(F.col(f"_cdc_ok_{view.keys[0]}").isNotNull(), F.col("_cdc_seq")))
-    grouped = changes.groupBy(*view.keys).agg(last.alias("_cdc_last"), *carried, moved.alias("_cdc_moved"))
+    grouped = changes.groupBy(*view.keys).agg(last.alias("_cdc_last"), *carried)
     out = [F.col(k) for k in view.keys] + [F.col(f"_cdc_last.{n}").alias(n) for n in
-                                           ("_cdc_op", "_cdc_seq", "_cdc_source_ts")] + ["_cdc_moved"]
+                                           ("_cdc_op", "_cdc_seq", "_cdc_source_ts")]
     for c in values:
         unavailable = F.col(f"_cdc_last._cdc_u_{c}")
         found = F.col(f"_cdc_c_{c}").isNotNull()
@@ -184,44 +182,56 @@ def reduce_to_last_change(changes: DataFrame, view: TableView) -> DataFrame:
     return grouped.select(*out)
 
 
-def carry_across_key_change(reduced: DataFrame, changes: DataFrame, stored: DataFrame,
-                            view: TableView) -> DataFrame:
+def carry_across_key_change(changes: DataFrame, stored: DataFrame, view: TableView,
+                            max_chain: int = 8) -> DataFrame:
     """A primary-key change reaches Debezium as a delete of the old key and a create of the new
     one, and Postgres sends the row's unchanged out-of-line (TOAST) values as placeholders. Such
     a placeholder takes the old key's value from just before the change: from the batch's
-    earlier changes of the old key, else from the stored rows (`stored`: recent versions of the
-    table, since the delete may have landed in an earlier batch). What neither holds stays flagged."""
+    earlier changes of the old key, else from `stored` (recent versions of the table, since the
+    delete may have landed in an earlier batch). A chain of key changes (a -> b -> c) resolves
+    one link per pass (only batches with key changes pay for these passes); what no pass
+    resolves stays flagged."""
+    values = view.values
+    moved = (F.col("_cdc_op") == "c") & F.col(f"_cdc_ok_{view.keys[0]}").isNotNull()
+    waiting = moved & F.greatest(*[F.col(f"_cdc_u_{c}") for c in values])
+    kept = stored.select(*[F.col(k).alias(f"_cdc_s_{k}") for k in view.keys],
+                         F.col("_cdc_seq").alias("_cdc_s_seq"), *[F.col(c).alias(f"_cdc_s_{c}") for c in values])
+    left = changes.filter(waiting).count()
+    for _ in range(max_chain):
+        if not left:
+            break
+        filled = _fill_from_old_key(changes.filter(waiting), changes, kept, view)
+        changes = changes.filter(~waiting).unionByName(filled).localCheckpoint()  # keeps plans flat
+        before, left = left, changes.filter(waiting).count()
+        if left == before:   # nothing resolved: the rest has no donor in reach
+            break
+    return changes
+
+
+def _fill_from_old_key(todo: DataFrame, changes: DataFrame, kept: DataFrame, view: TableView) -> DataFrame:
     keys, values = view.keys, view.values
-    waiting = F.col("_cdc_moved").isNotNull() & (F.col("_cdc_op") != "d") & \
-        F.greatest(*[F.col(f"_cdc_u_{c}") for c in values])
-    todo, rest = reduced.filter(waiting), reduced.filter(~waiting)
-    t = todo.select("*", *[F.col(f"_cdc_moved.{k}").alias(f"_cdc_m_{k}") for k in keys],
-                    F.col("_cdc_moved.seq").alias("_cdc_m_seq"))
     earlier = changes.filter(F.col("_cdc_op").isin("c", "u", "r")).select(
         *[F.col(k).alias(f"_cdc_d_{k}") for k in keys], F.col("_cdc_seq").alias("_cdc_d_seq"),
         *[F.col(c).alias(f"_cdc_d_{c}") for c in values],
         *[F.col(f"_cdc_u_{c}").alias(f"_cdc_du_{c}") for c in values])
-    t = _donors(t, earlier, "_cdc_d_", keys, [F.max_by(F.struct(F.col(f"_cdc_d_{c}").alias("v")), F.when(
+    t = _donors(todo, earlier, "_cdc_d_", keys, [F.max_by(F.struct(F.col(f"_cdc_d_{c}").alias("v")), F.when(
         ~F.col(f"_cdc_du_{c}"), F.col("_cdc_d_seq"))).alias(f"_cdc_b_{c}") for c in values])
-    kept = stored.select(*[F.col(k).alias(f"_cdc_s_{k}") for k in keys], F.col("_cdc_seq").alias("_cdc_s_seq"),
-                         *[F.col(c).alias(f"_cdc_s_{c}") for c in values])
     t = _donors(t, kept, "_cdc_s_", keys, [F.max_by(F.struct(*[F.col(f"_cdc_s_{c}").alias(c) for c in values]),
-                                               F.col("_cdc_s_seq")).alias("_cdc_s")])
-    out = []
+                                                     F.col("_cdc_s_seq")).alias("_cdc_s")])
+    filled = {}
     for c in values:
         unavailable, in_batch, in_store = (F.col(f"_cdc_u_{c}"), F.col(f"_cdc_b_{c}").isNotNull(),
                                            F.col("_cdc_s").isNotNull())
-        out.append(F.when(unavailable & in_batch, F.col(f"_cdc_b_{c}.v"))
-                   .when(unavailable & in_store, F.col(f"_cdc_s.{c}")).otherwise(F.col(c)).alias(c))
-        out.append((unavailable & ~in_batch & ~in_store).alias(f"_cdc_u_{c}"))
-    others = [c for c in reduced.columns if c not in values and not c.startswith("_cdc_u_")]
-    return rest.unionByName(t.select(*others, *out))
+        filled[c] = F.when(unavailable & in_batch, F.col(f"_cdc_b_{c}.v")) \
+            .when(unavailable & in_store, F.col(f"_cdc_s.{c}")).otherwise(F.col(c))
+        filled[f"_cdc_u_{c}"] = unavailable & ~in_batch & ~in_store
+    return t.select(*[filled.get(c, F.col(c)).alias(c) for c in todo.columns])
 
 
 def _donors(todo: DataFrame, donors: DataFrame, prefix: str, keys: list[str], picks: list[Column]) -> DataFrame:
     """`todo` with `picks` aggregated over the donor rows of its old key older than the change."""
-    same_key = [todo[f"_cdc_m_{k}"] == donors[f"{prefix}{k}"] for k in keys]
-    older = donors[f"{prefix}seq"] < todo["_cdc_m_seq"]
+    same_key = [todo[f"_cdc_ok_{k}"] == donors[f"{prefix}{k}"] for k in keys]
+    older = donors[f"{prefix}seq"] < todo["_cdc_seq"]
     return todo.join(donors, _all(same_key) & older, "left").groupBy(*todo.columns).agg(*picks)
 
 

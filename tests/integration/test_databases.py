@@ -32,8 +32,8 @@ PORTS = {"KAFKA_PORT": str(KAFKA_PORT), "KAFKA_CONTROLLER_PORT": str(KAFKA_PORT 
 BOOTSTRAP = f"127.0.0.1:{KAFKA_PORT}"
 CONNECT = f"http://127.0.0.1:{PORTS['CONNECT_PORT']}"
 SERVICES = ("kafka", "postgres", "mariadb", "connect")   # started in this order, stopped in reverse
-CHANGES = 1200       # row changes per streaming run
-RATE = 150.0         # changes per second, so the workload spans several micro-batches
+CHANGES = 800        # row changes per streaming run
+RATE = 20.0          # changes per second, so the workload spans several micro-batches
 
 
 @pytest.fixture(scope="module")
@@ -66,10 +66,15 @@ class Pipeline:
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
+        """Start the service and return once its query runs (the checkpoint's metadata exists)."""
         with open(self.log, "w") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "cdc_delta", "run", "--config", str(self.config),
                  "--metrics-json", str(self.metrics)], cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while not (self.tmp / "ck" / "metadata").exists():
+            assert self.alive() and time.monotonic() < deadline, self.log.read_text()[-4000:]
+            time.sleep(0.5)
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None

@@ -61,14 +61,17 @@ def test_key_change_takes_toast_values_from_the_old_key(spark, tmp_path):
         PG.event("d", {"id": 5}, None, 22, 2),
         PG.event("c", None, row(6, TOAST_PLACEHOLDER, 3), 22, 2),     # from this batch's update of 5
         PG.event("u", None, row(6, TOAST_PLACEHOLDER, 4), 23, 2),     # and kept by a later update
+        PG.event("d", {"id": 2}, None, 25, 2),
+        PG.event("c", None, row(9, TOAST_PLACEHOLDER, 6), 25, 2),     # a chain: 1 -> 2 -> 9
         PG.event("c", None, row(1, "one again"), 30, 3),              # 1 re-inserted after the change
         PG.event("d", {"id": 7}, None, 40, 4),                        # the batch ends inside a key change
-    ], first_offset=10, old_keys={2: '{"id":1}', 4: '{"schema":{"type":"struct"},"payload":{"id":5}}'}), 1)
-    assert table_rows(spark, config, "items") == [row(1, "one again"), row(2, "one text", 2), row(6, "five v2", 4)]
+    ], first_offset=10, old_keys={2: '{"id":1}', 4: '{"schema":{"type":"struct"},"payload":{"id":5}}',
+                                  7: '{"id":2}'}), 1)
+    assert table_rows(spark, config, "items") == [row(1, "one again"), row(6, "five v2", 4), row(9, "one text", 6)]
     h.process(raw_batch(spark, [PG.event("c", None, row(8, TOAST_PLACEHOLDER, 5), 40, 4)],  # 7 is deleted by now
                         first_offset=20, old_keys={0: '{"id":7}'}), 2)
     assert table_rows(spark, config, "items") == [
-        row(1, "one again"), row(2, "one text", 2), row(6, "five v2", 4), row(8, "seven text", 5)]
+        row(1, "one again"), row(6, "five v2", 4), row(8, "seven text", 5), row(9, "one text", 6)]
 
 
 def test_truncate_is_an_ordered_barrier(spark, tmp_path):
