@@ -8,6 +8,7 @@
 # Settings: KAFKA_PORT (9092), CONNECT_PORT (8083), CDC_DELTA_CONNECT_HOME (state, logs),
 # CDC_DELTA_CACHE (downloaded jars, ~/.cache/cdc-delta).
 set -euo pipefail
+source "$(dirname "$0")/process.sh"
 KAFKA_VERSION=4.1.1
 # Debezium 3.5.0.Final is built against Kafka 4.1.1; the MariaDB connector of 3.6.x is not
 # served by Maven Central here, and one Debezium version for both connectors is simpler.
@@ -58,7 +59,7 @@ fetch() {
   done
 }
 
-running() { [ -f "$PID_FILE" ] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; }
+running() { process_running "$PID_FILE"; }
 healthy() { curl -fsS "$URL/connector-plugins" 2>/dev/null | grep -q PostgresConnector; }
 
 configure() {
@@ -110,18 +111,7 @@ start() {
   exit 1
 }
 
-stop() {
-  if running; then
-    local pid; pid=$(cat "$PID_FILE")
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    kill -9 "$pid" 2>/dev/null || true
-    echo "kafka connect stopped"
-  else
-    echo "kafka connect not running"
-  fi
-  rm -f "$PID_FILE"
-}
+stop() { process_stop "kafka connect" "$PID_FILE"; }
 
 register() {  # PUT /connectors/NAME/config creates the connector or updates it
   local file=$1 name

@@ -5,6 +5,7 @@
 # Settings: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), CDC_DELTA_KAFKA_HOME (state, logs),
 # CDC_DELTA_CACHE (downloaded jars, ~/.cache/cdc-delta).
 set -euo pipefail
+source "$(dirname "$0")/process.sh"
 KAFKA_VERSION=4.1.1
 LOG4J_VERSION=2.24.3
 PORT=${KAFKA_PORT:-9092}
@@ -33,7 +34,7 @@ POM
   touch "$LIBS/.complete"
 }
 
-running() { [ -f "$PID_FILE" ] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; }
+running() { process_running "$PID_FILE"; }
 
 healthy() {
   python3 - "$PORT" <<'PY' >/dev/null 2>&1
@@ -97,18 +98,7 @@ start() {
   exit 1
 }
 
-stop() {
-  if running; then
-    local pid; pid=$(cat "$PID_FILE")
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    kill -9 "$pid" 2>/dev/null || true
-    echo "kafka stopped"
-  else
-    echo "kafka not running"
-  fi
-  rm -f "$PID_FILE"
-}
+stop() { process_stop "kafka" "$PID_FILE"; }
 
 status() {
   if running && healthy; then echo "kafka running on 127.0.0.1:$PORT"; else echo "kafka not running"; return 3; fi

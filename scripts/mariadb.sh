@@ -6,6 +6,7 @@
 # $MARIADB_DATABASE. Settings: MARIADB_PORT (3306), MARIADB_USER (cdc), MARIADB_PASSWORD (cdc),
 # MARIADB_DATABASE (shop), CDC_DELTA_MARIADB_HOME (data, logs; /tmp/cdc-delta-mariadb-PORT).
 set -euo pipefail
+source "$(dirname "$0")/process.sh"
 PORT=${MARIADB_PORT:-3306}
 DB_USER=${MARIADB_USER:-cdc}
 DB_PASSWORD=${MARIADB_PASSWORD:-cdc}
@@ -21,7 +22,7 @@ install() {
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server >/dev/null
 }
 
-running() { [ -f "$PID_FILE" ] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; }
+running() { process_running "$PID_FILE"; }
 as_root() { mariadb --protocol=socket -S "$SOCKET" -u root "$@"; }
 healthy() { as_root -e "SELECT 1" >/dev/null 2>&1; }
 
@@ -85,17 +86,7 @@ start() {
   exit 1
 }
 
-stop() {
-  if running; then
-    local pid; pid=$(cat "$PID_FILE")
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    kill -9 "$pid" 2>/dev/null || true
-    echo "mariadb stopped"
-  else
-    echo "mariadb not running"
-  fi
-}
+stop() { process_stop "mariadb" "$PID_FILE"; }
 
 case "${1:-}" in
   start) start ;;

@@ -1,0 +1,18 @@
+# Sourced by the service scripts: a background process known by its pid file.
+# process_running PID_FILE; process_stop NAME PID_FILE (TERM, up to 30 s, then KILL).
+
+process_running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+process_stop() {
+  local name=$1 pid_file=$2 pid
+  if process_running "$pid_file"; then
+    pid=$(cat "$pid_file")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -9 "$pid" 2>/dev/null || true
+    echo "$name stopped"
+  else
+    echo "$name not running"
+  fi
+  rm -f "$pid_file"
+}
