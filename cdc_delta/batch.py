@@ -98,7 +98,7 @@ class BatchHandler:
                 df.unpersist()
 
     def _routed(self, raw: DataFrame) -> DataFrame:
-        routed = route(parse_envelopes(raw), list(self.config.tables))
+        routed = route(parse_envelopes(raw, self.config.decoding.max_value_bytes), list(self.config.tables))
         unmatched = F.col("_cdc_table").isNull() & ~F.col("_cdc_is_tombstone")
         if self.config.unmatched == "quarantine":
             routed = routed.withColumn("_cdc_error", F.coalesce(

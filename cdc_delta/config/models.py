@@ -223,9 +223,11 @@ class Trigger(Model):
 
 
 class Decoding(Model):
-    """How values of events without a schema wrapper are read (Debezium's connector options)."""
+    """How values of events without a schema wrapper are read (Debezium's connector options),
+    and the largest record value decoded (bigger ones are quarantined whole, not parsed)."""
 
     decimal_handling: Literal["precise", "double", "string"] = "precise"
+    max_value_bytes: int = Field(default=32 * 1024 * 1024, ge=1024)
 
 
 class Quarantine(Model):

@@ -23,8 +23,9 @@ ENVELOPE_FIELDS = ("before", "after", "op", "ts_ms", "source", "transaction")
 RAW_COLUMNS = ("value", "topic", "partition", "offset", "origin", "kafka_ts")
 
 
-def parse_envelopes(raw: DataFrame) -> DataFrame:
-    """Add the envelope (``_cdc_op``, ``_cdc_before``, …) and ``_cdc_error`` to raw records."""
+def parse_envelopes(raw: DataFrame, max_value_bytes: int = 32 * 1024 * 1024) -> DataFrame:
+    """Add the envelope (``_cdc_op``, ``_cdc_before``, …) and ``_cdc_error`` to raw records.
+    Values over ``max_value_bytes`` are not parsed (memory stays bounded) and get a reason."""
     text = F.col("value").cast("string")
     parsed = F.from_json(text, WRAPPED, {"columnNameOfCorruptRecord": "_corrupt", "mode": "PERMISSIVE"})
     old_key = F.col("old_key") if "old_key" in raw.columns else F.lit(None).cast("string")
@@ -32,7 +33,8 @@ def parse_envelopes(raw: DataFrame) -> DataFrame:
         F.col("value").alias("_cdc_value"), F.col("topic").alias("_cdc_topic"),
         F.col("partition").alias("_cdc_partition"), F.col("offset").alias("_cdc_offset"),
         F.col("origin").alias("_cdc_origin"), F.col("kafka_ts").alias("_cdc_kafka_ts"),
-        F.when(F.col("value").isNotNull() & F.is_valid_utf8("value"), parsed).alias("_j"),
+        F.when(F.col("value").isNotNull() & (F.length("value") <= max_value_bytes) & F.is_valid_utf8("value"),
+               parsed).alias("_j"),
         _key_map(old_key).alias("_cdc_old_key"),
     )
     wrapped = F.col("_j.payload").isNotNull()
@@ -47,7 +49,7 @@ def parse_envelopes(raw: DataFrame) -> DataFrame:
         pick["ts_ms"].try_cast("bigint").alias("_cdc_envelope_ts"),
         schema_text.alias("_cdc_schema"),
         F.xxhash64(schema_text).alias("_cdc_schema_id"),
-        _envelope_error(F.col("_cdc_value").cast("string"), pick["op"]).alias("_cdc_error"),
+        _envelope_error(F.col("_cdc_value").cast("string"), pick["op"], max_value_bytes).alias("_cdc_error"),
         "_cdc_old_key",
     )
 
@@ -59,12 +61,15 @@ def _key_map(text: Column) -> Column:
     return F.when(fields.isNotNull() & F.map_contains_key(fields, "payload"), payload).otherwise(fields)
 
 
-def _envelope_error(text: Column, op: Column) -> Column:
+def _envelope_error(text: Column, op: Column, max_value_bytes: int) -> Column:
     """The first thing wrong with a record as an envelope, or null."""
     value = F.col("_cdc_value")
     loose = F.from_json(text, LOOSE)
     return (
         F.when(value.isNull(), F.lit(None))
+        .when(F.length(value) > max_value_bytes, F.format_string(
+            "value is %d bytes, over decoding.max_value_bytes (%d); raise that setting to accept it",
+            F.length(value), F.lit(max_value_bytes)))
         .when(~F.is_valid_utf8(value), F.lit("value is not valid UTF-8"))
         .when(F.col("_j._corrupt").isNotNull(), _diagnose(loose))
         .when(op.isNull(), F.lit("no 'op' field: not a Debezium change event envelope"))

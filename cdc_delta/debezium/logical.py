@@ -16,6 +16,7 @@ TOAST_PLACEHOLDER = "__debezium_unavailable_value"
 TOAST_PLACEHOLDER_B64 = "X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ=="
 DEFAULT_TIMESTAMP_ENCODING = "MicroTimestamp"
 INTEGER_TEXT = r"^-?[0-9]+$"
+BASE64_TEXT = r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 
 
 def decode(text: Column, target: SqlType, encoding: str | None, scale: int | None = None,
@@ -32,9 +33,9 @@ def decode(text: Column, target: SqlType, encoding: str | None, scale: int | Non
                                   F.get_json_object(text, "$.scale").try_cast("int"))
         return digits.try_cast(target.name)
     if kind == "date":
-        return _to_date(text, encoding)
+        return _within_years(_to_date(text, encoding), "date")
     if kind == "timestamp":
-        return _to_timestamp(text, encoding).try_cast(target.name)
+        return _within_years(_to_timestamp(text, encoding).try_cast(target.name), target.name)
     if kind == "string":
         return _time_text(text, encoding) if encoding in ("Time", "MicroTime", "NanoTime") else text
     if kind == "binary":
@@ -47,8 +48,10 @@ def decode(text: Column, target: SqlType, encoding: str | None, scale: int | Non
 
 
 def decimal_text(b64: Column, scale: Column) -> Column:
-    """Base64 big-endian two's-complement unscaled bytes + scale -> exact decimal text."""
-    h = F.hex(F.try_to_binary(b64, F.lit("base64")))
+    """Base64 big-endian two's-complement unscaled bytes + scale -> exact decimal text; null
+    unless the text is strict base64 (Spark's decoder would take 'NaN' as bytes)."""
+    strict = F.when(b64.rlike(BASE64_TEXT), b64)
+    h = F.hex(F.try_to_binary(strict, F.lit("base64")))
     n = F.length(h) / 2
     first = F.conv(F.substring(h, 1, 2), 16, 10).cast("int")
     negative = first >= 128
@@ -65,6 +68,12 @@ def decimal_text(b64: Column, scale: Column) -> Column:
     body = F.when(scale <= 0, padded).otherwise(
         F.concat(F.substring(padded, F.lit(1), cut), F.lit("."), F.substring(padded, cut + 1, scale)))
     return F.when(F.length(h) > 0, F.concat(F.when(negative, F.lit("-")).otherwise(F.lit("")), body))
+
+
+def _within_years(value: Column, type_name: str) -> Column:
+    """Dates and timestamps outside what Spark and Delta hold (years 1 to 9999) do not decode."""
+    low, high = (F.lit(t).cast(type_name) for t in ("0001-01-01 00:00:00", "9999-12-31 23:59:59.999999"))
+    return F.when(value.between(low, high), value)
 
 
 def _byte(h: Column, i: Column, negative: Column) -> Column:

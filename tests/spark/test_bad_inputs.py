@@ -1,5 +1,6 @@
-"""A corpus of bad events in one batch with good ones: each bad event is quarantined once with
-its own reason, the good events of the same batch are applied, and nothing is lost."""
+"""A corpus of bad and hostile events (49 kinds) in one batch with good ones: each bad event is
+quarantined once with its own reason and its raw bytes, the good events of the same batch are
+applied, and nothing is lost. A value over decoding.max_value_bytes is not parsed at all."""
 
 from __future__ import annotations
 
@@ -55,11 +56,44 @@ BAD = [
     (envelope(after__amount=decimal_b64(__import__("decimal").Decimal("123456789.12"), 2)), "does not decode as decimal(10,2)"),
     (envelope(after__day="yesterday"), "column 'day': value 'yesterday' does not decode as date"),
     (envelope(source__table="elsewhere"), "no configured table matches"),
+    # hostile shapes and sizes
+    ('{"a":' * 3000 + "1" + "}" * 3000, "malformed JSON"),                                  # deep nesting
+    (good(50).replace('"note":"ok"', '"note":' + '{"a":' * 3000 + "1" + "}" * 3000), "malformed JSON"),
+    (good(50).replace('"note":"ok"', '"note":"' + "y" * 10_000_000 + '"'), "over decoding.max_value_bytes"),
+    ("", "no 'op' field"),
+    ("null", "malformed JSON"),
+    ('"hello"', "malformed JSON"),
+    ("42", "malformed JSON"),
+    ("\ufeff" + good(50), "malformed JSON"),                                                 # byte-order mark
+    (b"\x00\x00", "malformed JSON"),
+    (json.dumps({"schema": {"type": "struct"}, "payload": None}), "no 'op' field"),
+    (json.dumps({"schema": {"type": "struct"}, "payload": "x"}), "not a Debezium envelope"),
+    (envelope(source="s"), "not a Debezium envelope"),
+    (envelope(op="d", before=[1], after=None), "not a Debezium envelope"),
+    (envelope(op=""), "unknown op ''"),
+    (envelope(op=None), "no 'op' field"),
+    (envelope(op=1), "unknown op '1'"),
+    (envelope(op="c", after=None), "op 'c' without an 'after' image"),
+    (envelope(op="r", after=None), "op 'r' without an 'after' image"),
+    (envelope(source__lsn="abc", source__sequence=None), "missing source position"),
+    # values of the wrong type or out of range for the declared column
+    (envelope(after__id=1.5), "value '1.5' does not decode as bigint"),
+    (envelope(after__id=True), "value 'true' does not decode as bigint"),
+    (envelope(after__id=[1, 2]), "value '[1,2]' does not decode as bigint"),
+    (envelope(after__id={"x": 1}), """value '{"x":1}' does not decode as bigint"""),
+    (envelope(after__id=""), "value '' does not decode as bigint"),
+    (envelope(after__id=-10**30), "does not decode as bigint"),
+    (good(50).replace('"id":50', '"id":1e400'), "does not decode as bigint"),
+    (envelope(after__amount="NaN"), "value 'NaN' does not decode as decimal(10,2)"),               # not base64
+    (envelope(after__day=10**12), "does not decode as date"),
+    (envelope(after__day=-10**9), "does not decode as date"),                                    # before year 1
 ]
 
 
 def test_bad_events_quarantined_with_reasons_good_events_applied(spark, tmp_path):
-    config = make_config(tmp_path, [{"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": COLUMNS}])
+    assert len(BAD) >= 40 and len({reason for _, reason in BAD}) >= 25
+    config = make_config(tmp_path, [{"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": COLUMNS}],
+                         decoding={"max_value_bytes": 5_000_000})
     h = handler(spark, config)
     big_note = "x" * 2_000_000
     values = [good(1)] + [v for v, _ in BAD] + [good(2, big_note), None, good(3)]
