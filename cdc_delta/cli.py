@@ -17,7 +17,8 @@ EXIT_CODES = """exit codes:
   2  invalid config or arguments
   3  data refused by policy (schema change that would lose data, truncate with 'fail')
   4  set-up problem (Java, Maven, jars)
-  5  the streaming query failed"""
+  5  the streaming query failed
+  6  another run is writing the same checkpoint or table"""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -110,12 +111,14 @@ def cmd_run(args) -> int:
     from .stream import run_pipeline
 
     from .checkpoint import check_and_record
+    from .writer_lock import exclusive
 
-    for note in check_and_record(config, args.config):
-        print(f"note: {note}", flush=True)
-    spark = get_spark(config.pipeline, config.spark)
-    printer = ProgressPrinter(json_path=args.metrics_json)
-    stopped_by = run_pipeline(spark, config, BatchHandler(spark, config, printer), trigger)
+    with exclusive(config.checkpoint_path, f"checkpoint {config.checkpoint_path}", config.pipeline):
+        for note in check_and_record(config, args.config):
+            print(f"note: {note}", flush=True)
+        spark = get_spark(config.pipeline, config.spark)
+        printer = ProgressPrinter(json_path=args.metrics_json)
+        stopped_by = run_pipeline(spark, config, BatchHandler(spark, config, printer), trigger)
     print(printer.summary(), flush=True)
     if stopped_by:
         print(f"stopped by {stopped_by}; the next run continues from {config.checkpoint_path}", flush=True)

@@ -78,3 +78,15 @@ class PipelineFailed(CdcDeltaError):
     """The streaming query stopped with an error that is not one of ours."""
 
     exit_code = 5
+
+
+class WriterBusy(CdcDeltaError):
+    """Another running pipeline holds the checkpoint or a table this run would write."""
+
+    exit_code = 6
+
+    def __init__(self, what: str, holder: str) -> None:
+        super().__init__(
+            f"{what} is being written by another run ({holder or 'holder unknown'}); stop that "
+            "run first, or give this pipeline its own checkpoint and tables", what=what, holder=holder)
+        self.what, self.holder = what, holder

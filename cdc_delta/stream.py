@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 from .batch import BatchHandler
 from .config.models import FilesSource, KafkaSource, PipelineConfig, Trigger, duration_ms
 from .errors import PipelineFailed
+from .writer_lock import holding_all
 
 KAFKA_TOMBSTONE_LINE = "null"  # Kafka Connect's file sink writes a null record value as 'null'
 
@@ -95,6 +96,8 @@ def run_pipeline(spark: SparkSession, config: PipelineConfig, handler: BatchHand
 
     Returns the name of the signal that stopped it, if one did."""
     handler.prepare()
+    tables = holding_all({f"table {name}": where.path for name, where in handler.targets.items() if where.path},
+                         config.pipeline)
     prepare = number_file_lines if isinstance(config.source, FilesSource) else (lambda df: df)
     writer = (open_source(spark, config).writeStream
               .foreachBatch(lambda df, batch_id: handler(prepare(df), batch_id))
@@ -113,6 +116,7 @@ def run_pipeline(spark: SparkSession, config: PipelineConfig, handler: BatchHand
         raise PipelineFailed(f"pipeline {config.pipeline} stopped: {first[:400]} (run with --debug for the trace)") from exc
     finally:
         stopper.restore()
+        tables.close()
     return stopper.signal_name
 
 

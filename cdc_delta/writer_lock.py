@@ -1,0 +1,68 @@
+"""One writer per checkpoint and per table. `run` holds an exclusive lock on a file in the
+checkpoint folder and in each path table's folder while it runs; the operating system drops the
+lock when the process ends, so a killed run leaves nothing stale behind. The locks cover runs on
+one machine; across machines Delta's optimistic concurrency fails a conflicting commit and the
+batch is retried from the checkpoint (every write is idempotent)."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+import time
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import IO, Iterator
+
+from .errors import WriterBusy
+
+LOCK_FILE = "_cdc_writer.lock"
+
+
+@contextmanager
+def exclusive(folder: str, what: str, pipeline: str) -> Iterator[None]:
+    """Hold the lock of `folder` (created if missing) for the block, or raise WriterBusy."""
+    handle = _acquire(Path(folder) / LOCK_FILE, what, pipeline)
+    try:
+        yield
+    finally:
+        handle.close()
+
+
+def holding_all(folders: dict[str, str], pipeline: str) -> ExitStack:
+    """Locks on several folders ({what: folder}); release them by closing the returned stack."""
+    stack = ExitStack()
+    try:
+        for what, folder in sorted(folders.items(), key=lambda kv: kv[1]):
+            stack.enter_context(exclusive(folder, what, pipeline))
+    except BaseException:
+        stack.close()
+        raise
+    return stack
+
+
+def _acquire(path: Path, what: str, pipeline: str) -> IO[str]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(path, "a+", encoding="utf-8")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip()
+        handle.close()
+        raise WriterBusy(what, _describe(holder)) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(json.dumps({"pipeline": pipeline, "pid": os.getpid(), "host": socket.gethostname(),
+                             "since": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())}))
+    handle.flush()
+    return handle
+
+
+def _describe(holder: str) -> str:
+    try:
+        h = json.loads(holder)
+        return f"pipeline {h['pipeline']}, pid {h['pid']} on {h['host']}, since {h['since']} UTC"
+    except (ValueError, KeyError, TypeError):
+        return holder
