@@ -42,6 +42,13 @@ class BatchHandler:
         self.failure: CdcDeltaError | None = None
         self.busy = False
         self.after_batch: Callable[[], None] = lambda: None
+        self.app_id = config.pipeline     # another after a lost checkpoint (recovery.py)
+
+    @property
+    def locations(self) -> list[DeltaLocation]:
+        """Every Delta table a batch may commit to."""
+        companions = [t.child(c) for t in self.targets.values() for c in ("tombstones", "truncates")]
+        return [*self.targets.values(), *companions, self.quarantine]
 
     def prepare(self) -> None:
         """Create every table the pipeline writes, before the first batch."""
@@ -72,7 +79,7 @@ class BatchHandler:
         """Apply one batch; return its report and its quarantined rows (persisted: the caller
         unpersists them)."""
         started = time.monotonic()
-        app_id = app_id or self.config.pipeline
+        app_id = app_id or self.app_id
         report = BatchReport(self.config.pipeline, batch_id)
         routed = self._routed(raw).persist()
         changes: dict[str, DataFrame] = {}

@@ -111,6 +111,7 @@ def cmd_run(args) -> int:
     from .stream import run_pipeline
 
     from .checkpoint import check_and_record
+    from .recovery import resume_after_lost_checkpoint
     from .writer_lock import exclusive
 
     with exclusive(config.checkpoint_path, f"checkpoint {config.checkpoint_path}", config.pipeline):
@@ -118,7 +119,11 @@ def cmd_run(args) -> int:
             print(f"note: {note}", flush=True)
         spark = get_spark(config.pipeline, config.spark)
         printer = ProgressPrinter(json_path=args.metrics_json)
-        stopped_by = run_pipeline(spark, config, BatchHandler(spark, config, printer), trigger)
+        handler = BatchHandler(spark, config, printer)
+        start_config, handler.app_id, resume = resume_after_lost_checkpoint(spark, config, handler.locations)
+        if resume:
+            print(f"note: {resume.describe(config.pipeline)}", flush=True)
+        stopped_by = run_pipeline(spark, start_config, handler, trigger)
     print(printer.summary(), flush=True)
     if stopped_by:
         print(f"stopped by {stopped_by}; the next run continues from {config.checkpoint_path}", flush=True)

@@ -39,7 +39,14 @@ def quarantine_rows(bad: DataFrame, pipeline: str, batch_id: int) -> DataFrame:
 
 
 def write_quarantine(rows: DataFrame, where: DeltaLocation, app_id: str, batch_id: int) -> None:
-    append_once(rows, where, f"{app_id}:quarantine", batch_id)
+    """Append once per batch, and never a second row for an event already quarantined by this
+    pipeline (a batch read again after a lost checkpoint runs under another app id)."""
+    existing = where.read(rows.sparkSession).select(*ORIGIN_KEY, "pipeline").alias("q")
+    same = [F.col(f"r.{c}").eqNullSafe(F.col(f"q.{c}")) for c in (*ORIGIN_KEY, "pipeline")]
+    cond = same[0]
+    for c in same[1:]:
+        cond = cond & c
+    append_once(rows.alias("r").join(existing, cond, "left_anti"), where, f"{app_id}:quarantine", batch_id)
 
 
 def pending(spark: SparkSession, where: DeltaLocation, pipeline: str, table: str | None) -> DataFrame:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -119,6 +120,29 @@ def test_sigkill_mid_stream_then_resume(spark, broker, tmp_path):
     assert table_rows(spark, config, "items") == reference(changes)
     assert len(quarantine_rows(spark, config)) == 4  # each bad event exactly once
     assert len(metrics(path)) > done_before
+
+
+def test_lost_checkpoint_resumes_from_the_offsets_in_the_tables(spark, broker, tmp_path, capsys):
+    changes = history(seed=31, events=1200, keys=50)
+    records = kafka_records(changes, seed=31, malformed=4)
+    create_topics(broker, {"lost.items": 3})
+    half = len(records) // 2
+    produce(broker, "lost.items", records[:half])
+    path = write_config(tmp_path, [TABLE], topics=["lost.items"], max_offsets_per_trigger=150)
+    assert run(path) == 0
+    first = metrics(path)
+    shutil.rmtree(tmp_path / "ck")
+    produce(broker, "lost.items", records[half:])
+    capsys.readouterr()
+    assert run(path) == 0
+    out = capsys.readouterr().out
+    assert f"the tables record batches of pipeline k up to {len(first) - 1}: resuming from lost.items/0@" in out
+    assert "as app id k#1" in out
+    config = load_config(path)
+    assert table_rows(spark, config, "items") == reference(changes)
+    assert len(quarantine_rows(spark, config)) == 4              # each bad event once, none repeated
+    read_again = sum(r["records_in"] for r in metrics(path)[len(first):]) - (len(records) - half)
+    assert 0 < read_again <= 2 * 150                              # the newest recorded batch, not the topic
 
 
 def test_starting_offsets_latest_per_partition_and_pattern(spark, broker, tmp_path):

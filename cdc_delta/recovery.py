@@ -1,0 +1,112 @@
+"""A lost checkpoint, recovered from the tables. Every commit of a batch records the pipeline,
+the batch id and the last Kafka offset it read per partition (userMetadata). A run that finds no
+checkpoint offsets, while the tables hold batches of its pipeline, resumes after the last batch
+known complete (the newest recorded batch may have crashed between tables, so it is read again:
+its MERGEs are no-ops through the position guard, and quarantine rows are not repeated). The run
+writes under a new app id, since Delta's txnVersion of the old one is already past batch 0."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from pyspark.sql import SparkSession
+
+from .config.models import KafkaSource, PipelineConfig
+from .lake.tables import DeltaLocation
+
+APP_ID_FILE = "cdc_delta_app.json"
+EARLIEST = -2
+
+
+@dataclass(frozen=True)
+class Resume:
+    app_id: str
+    starting_offsets: dict[str, dict[str, int]]
+    complete_batch: int          # the newest batch known complete; the one after it is read again
+
+    def describe(self, pipeline: str) -> str:
+        parts = ", ".join(f"{t}/{p}@{o}" for t, ps in sorted(self.starting_offsets.items())
+                          for p, o in sorted(ps.items(), key=lambda kv: int(kv[0])))
+        return (f"checkpoint has no offsets but the tables record batches of pipeline {pipeline} up to "
+                f"{self.complete_batch + 1}: resuming from {parts} as app id {self.app_id}")
+
+
+def app_id(config: PipelineConfig) -> str:
+    """The id the pipeline's idempotent appends use with this checkpoint."""
+    path = Path(config.checkpoint_path) / APP_ID_FILE
+    return json.loads(path.read_text())["app_id"] if path.exists() else config.pipeline
+
+
+def has_offsets(config: PipelineConfig) -> bool:
+    offsets = Path(config.checkpoint_path) / "offsets"
+    return offsets.is_dir() and any(offsets.iterdir())
+
+
+def plan_resume(spark: SparkSession, config: PipelineConfig, locations: Iterable[DeltaLocation],
+                partitions: dict[str, list[int]]) -> Resume | None:
+    """Where a run without checkpoint offsets should start, or None when the tables hold no
+    batch of this pipeline (a fresh start). `partitions`: the source's topics and partitions now."""
+    own = re.compile(rf"^{re.escape(config.pipeline)}(#\d+)?$")   # not replays ("<pipeline>:replay")
+    batches = [m for where in locations for m in _recorded(spark, where)
+               if m.get("pipeline") == config.pipeline and own.match(str(m.get("app_id")))]
+    if not batches or not isinstance(config.source, KafkaSource):
+        return None
+    latest = max((b["app_id"] for b in batches), key=_epoch)
+    newest = max(b["batch_id"] for b in batches if b["app_id"] == latest)
+    read: dict[str, dict[str, int]] = {}
+    for b in batches:
+        if b["app_id"] == latest and b["batch_id"] == newest:
+            continue
+        for where, last in b.get("offsets", {}).items():
+            topic, _, partition = where.rpartition("/")
+            read.setdefault(topic, {})[partition] = max(last, read.get(topic, {}).get(partition, -1))
+    start = {t: {str(p): read[t][str(p)] + 1 if str(p) in read.get(t, {}) else EARLIEST for p in ps}
+             for t, ps in partitions.items()}
+    return Resume(f"{config.pipeline}#{max(_epoch(b['app_id']) for b in batches) + 1}", start, newest - 1)
+
+
+def resume_after_lost_checkpoint(spark: SparkSession, config: PipelineConfig,
+                                 locations: list[DeltaLocation]) -> tuple[PipelineConfig, str, Resume | None]:
+    """The config to start with (its starting offsets replaced when resuming) and the app id."""
+    if has_offsets(config) or not isinstance(config.source, KafkaSource):
+        return config, app_id(config), None
+    from .kafka_io import end_offsets, topics_matching
+
+    src = config.source
+    topics = src.topics or topics_matching(src.bootstrap_servers, src.topic_pattern or "", src.options)
+    partitions = {t: sorted(ps) for t, ps in end_offsets(src.bootstrap_servers, topics, src.options).items()}
+    resume = plan_resume(spark, config, locations, partitions)
+    if resume is None:
+        return config, app_id(config), None
+    record_app_id(config, resume.app_id)
+    source = src.model_copy(update={"starting_offsets": resume.starting_offsets, "starting_timestamp": None})
+    return config.model_copy(update={"source": source}), resume.app_id, resume
+
+
+def record_app_id(config: PipelineConfig, app: str) -> None:
+    folder = Path(config.checkpoint_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / APP_ID_FILE).write_text(json.dumps({"app_id": app}))
+
+
+def _recorded(spark: SparkSession, where: DeltaLocation) -> list[dict]:
+    if not where.exists(spark):
+        return []
+    out = []
+    for row in where.table(spark).history().select("userMetadata").collect():
+        try:
+            meta = json.loads(row["userMetadata"] or "")
+        except ValueError:
+            continue
+        if isinstance(meta, dict) and isinstance(meta.get("batch_id"), int):
+            out.append(meta)
+    return out
+
+
+def _epoch(app: str) -> int:
+    m = re.search(r"#(\d+)$", app)
+    return int(m.group(1)) if m else 0
