@@ -18,6 +18,7 @@ from .config.models import PipelineConfig, TableSpec
 from .config.types import parse_sql_type
 from .debezium.connect_schema import image_fields, infer_json_type, lossless
 from .debezium.envelope import parse_envelopes
+from . import faults
 from .errors import CdcDeltaError, SchemaChangeRefused, TruncateRefused
 from .lake import apply as lake
 from .lake.tables import DeltaLocation, add_columns, columns_ddl, create_if_missing, table_columns, META_COLUMNS
@@ -55,8 +56,9 @@ class BatchHandler:
         for spec in self.config.tables:
             where = self.targets[spec.name]
             declared = {c: s.sql_type for c, s in spec.column_specs.items()}
-            create_if_missing(self.spark, where, f"{columns_ddl(declared)}, {META_COLUMNS}", spec.table_properties)
-            lake.ensure_companions(self.spark, where, columns_ddl({k: declared[k] for k in spec.keys}))
+            create_if_missing(self.spark, where, f"{columns_ddl(declared)}, {META_COLUMNS}", spec.table_properties,
+                              column_names=declared)
+            lake.ensure_companions(self.spark, where, columns_ddl({k: declared[k] for k in spec.keys}), spec.keys)
         ensure_quarantine(self.spark, self.quarantine)
 
     def __call__(self, raw: DataFrame, batch_id: int) -> None:
@@ -84,8 +86,9 @@ class BatchHandler:
         routed = self._routed(raw).persist()
         changes: dict[str, DataFrame] = {}
         try:
-            if not self._count_origins(routed, report):
-                return report, None
+            with faults.during("read"):
+                if not self._count_origins(routed, report):
+                    return report, None
             views = self._views(routed)
             changes = {n: table_changes(routed, v).persist() for n, v in views.items()}
             bad = self._quarantined(routed, changes, batch_id).persist()
@@ -94,10 +97,12 @@ class BatchHandler:
                         "offsets": report.offsets}
             with lake.commit_metadata([self.spark, raw.sparkSession], metadata):
                 if quarantine and report.quarantined:
-                    write_quarantine(bad, self.quarantine, app_id, batch_id)
+                    with faults.during("quarantine"):
+                        write_quarantine(bad, self.quarantine, app_id, batch_id)
                 for name, view in views.items():
                     good = changes[name].filter(F.col("_cdc_error").isNull())
                     report.tables[name] = self._apply_table(view, good, batch_id, app_id)
+            faults.point("committed")   # tables written, the checkpoint not yet
             report.seconds = round(time.monotonic() - started, 3)
             return report, bad
         finally:
@@ -205,8 +210,9 @@ class BatchHandler:
                 rows = carry_across_key_change(rows, stored, view)
             reduced = reduce_to_last_change(rows, view)
             changes = lake.guard(self.spark, reduced, where, view.keys).persist()
-            figures.inserted, figures.updated, figures.deleted = lake.merge_changes(
-                self.spark, where, changes, view.keys, view.values, "d" in stats, batch_id, app_id)
+            with faults.during("merge"):
+                figures.inserted, figures.updated, figures.deleted = lake.merge_changes(
+                    self.spark, where, changes, view.keys, view.values, "d" in stats, batch_id, app_id)
             changes.unpersist()
         newest = max((r["ts"] for r in stats.values() if r["ts"] is not None), default=None)
         if newest is not None and batch_id % GC_EVERY_BATCHES == 0:

@@ -17,6 +17,7 @@ from .config.types import SqlType
 from .debezium.connect_schema import FieldInfo
 from .debezium.logical import decode, is_placeholder
 from .debezium.order import seq_struct, source_position
+from .names import col
 
 ROW_OPS = ("c", "u", "r", "d")
 ORIGIN_COLUMNS = ("_cdc_value", "_cdc_topic", "_cdc_partition", "_cdc_offset", "_cdc_origin",
@@ -168,16 +169,18 @@ def reduce_to_last_change(changes: DataFrame, view: TableView) -> DataFrame:
     the MERGE keeps the stored value."""
     values = view.values
     last = F.max_by(F.struct(
-        "_cdc_op", "_cdc_seq", "_cdc_source_ts", *values, *[f"_cdc_u_{c}" for c in values]), "_cdc_seq")
-    carried = [F.max_by(F.struct(F.col(c).alias("v")), F.when(~F.col(f"_cdc_u_{c}"), F.col("_cdc_seq")))
+        "_cdc_op", "_cdc_seq", "_cdc_source_ts", *[col(c) for c in values], *[col(f"_cdc_u_{c}") for c in values]),
+        "_cdc_seq")
+    carried = [F.max_by(F.struct(col(c).alias("v")), F.when(~col(f"_cdc_u_{c}"), F.col("_cdc_seq")))
                .alias(f"_cdc_c_{c}") for c in values]
-    grouped = changes.groupBy(*view.keys).agg(last.alias("_cdc_last"), *carried)
-    out = [F.col(k) for k in view.keys] + [F.col(f"_cdc_last.{n}").alias(n) for n in
+    grouped = changes.groupBy(*[col(k) for k in view.keys]).agg(last.alias("_cdc_last"), *carried)
+    out = [col(k) for k in view.keys] + [F.col(f"_cdc_last.{n}").alias(n) for n in
                                            ("_cdc_op", "_cdc_seq", "_cdc_source_ts")]
     for c in values:
-        unavailable = F.col(f"_cdc_last._cdc_u_{c}")
-        found = F.col(f"_cdc_c_{c}").isNotNull()
-        out.append(F.when(unavailable & found, F.col(f"_cdc_c_{c}.v")).otherwise(F.col(f"_cdc_last.{c}")).alias(c))
+        unavailable = F.col("_cdc_last").getField(f"_cdc_u_{c}")
+        found = col(f"_cdc_c_{c}").isNotNull()
+        out.append(F.when(unavailable & found, col(f"_cdc_c_{c}").getField("v"))
+                   .otherwise(F.col("_cdc_last").getField(c)).alias(c))
         out.append((unavailable & ~found).alias(f"_cdc_u_{c}"))
     return grouped.select(*out)
 
@@ -192,10 +195,10 @@ def carry_across_key_change(changes: DataFrame, stored: DataFrame, view: TableVi
     one link per pass (only batches with key changes pay for these passes); what no pass
     resolves stays flagged."""
     values = view.values
-    moved = (F.col("_cdc_op") == "c") & F.col(f"_cdc_ok_{view.keys[0]}").isNotNull()
-    waiting = moved & F.greatest(*[F.col(f"_cdc_u_{c}") for c in values])
-    kept = stored.select(*[F.col(k).alias(f"_cdc_s_{k}") for k in view.keys],
-                         F.col("_cdc_seq").alias("_cdc_s_seq"), *[F.col(c).alias(f"_cdc_s_{c}") for c in values])
+    moved = (F.col("_cdc_op") == "c") & col(f"_cdc_ok_{view.keys[0]}").isNotNull()
+    waiting = moved & F.greatest(*[col(f"_cdc_u_{c}") for c in values])
+    kept = stored.select(*[col(k).alias(f"_cdc_s_{k}") for k in view.keys],
+                         F.col("_cdc_seq").alias("_cdc_s_seq"), *[col(c).alias(f"_cdc_s_{c}") for c in values])
     left = changes.filter(waiting).count()
     for _ in range(max_chain):
         if not left:
@@ -211,28 +214,28 @@ def carry_across_key_change(changes: DataFrame, stored: DataFrame, view: TableVi
 def _fill_from_old_key(todo: DataFrame, changes: DataFrame, kept: DataFrame, view: TableView) -> DataFrame:
     keys, values = view.keys, view.values
     earlier = changes.filter(F.col("_cdc_op").isin("c", "u", "r")).select(
-        *[F.col(k).alias(f"_cdc_d_{k}") for k in keys], F.col("_cdc_seq").alias("_cdc_d_seq"),
-        *[F.col(c).alias(f"_cdc_d_{c}") for c in values],
-        *[F.col(f"_cdc_u_{c}").alias(f"_cdc_du_{c}") for c in values])
-    t = _donors(todo, earlier, "_cdc_d_", keys, [F.max_by(F.struct(F.col(f"_cdc_d_{c}").alias("v")), F.when(
-        ~F.col(f"_cdc_du_{c}"), F.col("_cdc_d_seq"))).alias(f"_cdc_b_{c}") for c in values])
-    t = _donors(t, kept, "_cdc_s_", keys, [F.max_by(F.struct(*[F.col(f"_cdc_s_{c}").alias(c) for c in values]),
+        *[col(k).alias(f"_cdc_d_{k}") for k in keys], F.col("_cdc_seq").alias("_cdc_d_seq"),
+        *[col(c).alias(f"_cdc_d_{c}") for c in values],
+        *[col(f"_cdc_u_{c}").alias(f"_cdc_du_{c}") for c in values])
+    t = _donors(todo, earlier, "_cdc_d_", keys, [F.max_by(F.struct(col(f"_cdc_d_{c}").alias("v")), F.when(
+        ~col(f"_cdc_du_{c}"), F.col("_cdc_d_seq"))).alias(f"_cdc_b_{c}") for c in values])
+    t = _donors(t, kept, "_cdc_s_", keys, [F.max_by(F.struct(*[col(f"_cdc_s_{c}").alias(c) for c in values]),
                                                      F.col("_cdc_s_seq")).alias("_cdc_s")])
     filled = {}
     for c in values:
-        unavailable, in_batch, in_store = (F.col(f"_cdc_u_{c}"), F.col(f"_cdc_b_{c}").isNotNull(),
+        unavailable, in_batch, in_store = (col(f"_cdc_u_{c}"), col(f"_cdc_b_{c}").isNotNull(),
                                            F.col("_cdc_s").isNotNull())
-        filled[c] = F.when(unavailable & in_batch, F.col(f"_cdc_b_{c}.v")) \
-            .when(unavailable & in_store, F.col(f"_cdc_s.{c}")).otherwise(F.col(c))
+        filled[c] = F.when(unavailable & in_batch, col(f"_cdc_b_{c}").getField("v")) \
+            .when(unavailable & in_store, F.col("_cdc_s").getField(c)).otherwise(col(c))
         filled[f"_cdc_u_{c}"] = unavailable & ~in_batch & ~in_store
-    return t.select(*[filled.get(c, F.col(c)).alias(c) for c in todo.columns])
+    return t.select(*[filled.get(c, col(c)).alias(c) for c in todo.columns])
 
 
 def _donors(todo: DataFrame, donors: DataFrame, prefix: str, keys: list[str], picks: list[Column]) -> DataFrame:
     """`todo` with `picks` aggregated over the donor rows of its old key older than the change."""
     same_key = [todo[f"_cdc_ok_{k}"] == donors[f"{prefix}{k}"] for k in keys]
     older = donors[f"{prefix}seq"] < todo["_cdc_seq"]
-    return todo.join(donors, _all(same_key) & older, "left").groupBy(*todo.columns).agg(*picks)
+    return todo.join(donors, _all(same_key) & older, "left").groupBy(*[col(c) for c in todo.columns]).agg(*picks)
 
 
 def _all(conditions: list[Column]) -> Column:

@@ -10,6 +10,7 @@ from typing import Sequence
 from .config import PipelineConfig, load_config
 from .config.models import Trigger
 from .errors import CdcDeltaError, ConfigError
+from .secrets import redact
 
 EXIT_CODES = """exit codes:
   0  done (available-now / once: everything new was applied)
@@ -44,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _fail(message: str) -> None:
     red, reset = ("\033[31m", "\033[0m") if sys.stderr.isatty() else ("", "")
-    print(f"{red}error: {message}{reset}", file=sys.stderr, flush=True)
+    print(f"{red}error: {redact(message)}{reset}", file=sys.stderr, flush=True)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -163,13 +164,14 @@ def cmd_replay(args) -> int:
 
 def _show(spark, config: PipelineConfig, only: str | None) -> None:
     from .lake.tables import DeltaLocation
+    from .names import col
 
     for spec in config.tables:
         if only and spec.name != only:
             continue
         df = DeltaLocation.of(config.target_of(spec)).read(spark)
         user = [c for c in df.columns if not c.startswith("_cdc_")]
-        rows = df.select(*user).orderBy(*spec.keys)
+        rows = df.select(*[col(c) for c in user]).orderBy(*[col(k) for k in spec.keys])
         print(f"\ntable {spec.name} ({rows.count()} rows)")
         rows.show(1000, truncate=False)
 

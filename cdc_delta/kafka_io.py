@@ -3,6 +3,7 @@ the tests and `cdc-delta status`. The pipeline itself reads Kafka only through S
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -11,12 +12,24 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from .errors import SetupError
 
 
+# Java client settings with another name in librdkafka, and those it has no equivalent for
+RENAMED = {"sasl.mechanism": "sasl.mechanisms"}
+JAVA_ONLY = re.compile(r"^(sasl\.jaas\.config|sasl\.login\..*|ssl\.(truststore|keystore)\..*|.*\.class)$")
+JAAS_FIELD = re.compile(r'\b(username|password)\s*=\s*"([^"]*)"')
+
+
 def _common(bootstrap: str, options: dict[str, str] | None) -> dict[str, str]:
-    """librdkafka settings from the pipeline's `kafka.*` Spark options (SASL/SSL pass through)."""
+    """librdkafka settings from the pipeline's `kafka.*` Spark options (the Java client's names):
+    SASL and SSL settings carry over, a PLAIN/SCRAM JAAS line becomes sasl.username/password."""
     conf = {"bootstrap.servers": bootstrap, "log_level": "3"}
     for key, value in (options or {}).items():
-        if key.startswith("kafka.") and key != "kafka.bootstrap.servers":
-            conf[key[len("kafka."):]] = value
+        if not key.startswith("kafka.") or key == "kafka.bootstrap.servers":
+            continue
+        name = key[len("kafka."):]
+        if name == "sasl.jaas.config":
+            conf.update({f"sasl.{field}": v for field, v in JAAS_FIELD.findall(value)})
+        elif not JAVA_ONLY.match(name):
+            conf[RENAMED.get(name, name)] = value
     return conf
 
 

@@ -3,13 +3,15 @@
 #   bash scripts/kafka.sh start | stop | status | reset (also removes its data) | fetch (jars only)
 # Idempotent: starting a running broker or stopping a stopped one is harmless.
 # Settings: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), CDC_DELTA_KAFKA_HOME (state, logs),
-# CDC_DELTA_CACHE (downloaded jars, ~/.cache/cdc-delta).
+# CDC_DELTA_CACHE (downloaded jars, ~/.cache/cdc-delta). With KAFKA_SASL_PASSWORD set, a second
+# listener on KAFKA_SASL_PORT (KAFKA_PORT + 2) takes SASL/PLAIN for user KAFKA_SASL_USER (cdc).
 set -euo pipefail
 source "$(dirname "$0")/process.sh"
 KAFKA_VERSION=4.1.1
 LOG4J_VERSION=2.24.3
 PORT=${KAFKA_PORT:-9092}
 CONTROLLER_PORT=${KAFKA_CONTROLLER_PORT:-9093}
+SASL_PORT=${KAFKA_SASL_PORT:-$((PORT + 2))}
 CACHE=${CDC_DELTA_CACHE:-$HOME/.cache/cdc-delta}
 LIBS=$CACHE/kafka-$KAFKA_VERSION/libs
 HOME_DIR=${CDC_DELTA_KAFKA_HOME:-/tmp/cdc-delta-kafka-$PORT}
@@ -45,16 +47,32 @@ sys.exit(0 if md.brokers else 1)
 PY
 }
 
+listeners() {
+  local sasl="" sasl_adv=""
+  if [ -n "${KAFKA_SASL_PASSWORD:-}" ]; then
+    sasl=",SASL_PLAINTEXT://127.0.0.1:$SASL_PORT" sasl_adv=",SASL_PLAINTEXT://127.0.0.1:$SASL_PORT"
+  fi
+  cat <<PROPS
+listeners=PLAINTEXT://127.0.0.1:$PORT$sasl,CONTROLLER://127.0.0.1:$CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$PORT$sasl_adv
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT
+PROPS
+  if [ -n "${KAFKA_SASL_PASSWORD:-}" ]; then
+    cat <<PROPS
+sasl.enabled.mechanisms=PLAIN
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_${KAFKA_SASL_USER:-cdc}="$KAFKA_SASL_PASSWORD";
+PROPS
+  fi
+}
+
 configure() {
   mkdir -p "$HOME_DIR/data"
+  (umask 077; listeners > "$HOME_DIR/listeners.properties")
   cat > "$HOME_DIR/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$CONTROLLER_PORT
-listeners=PLAINTEXT://127.0.0.1:$PORT,CONTROLLER://127.0.0.1:$CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$PORT
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$HOME_DIR/data
 num.partitions=1
@@ -67,6 +85,8 @@ share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
 log.retention.hours=-1
 PROPS
+  cat "$HOME_DIR/listeners.properties" >> "$HOME_DIR/server.properties"
+  chmod 600 "$HOME_DIR/server.properties"
   cat > "$HOME_DIR/log4j2.properties" <<'LOG'
 rootLogger.level = WARN
 rootLogger.appenderRef.out.ref = out

@@ -10,10 +10,12 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from .. import secrets
 from ..errors import ConfigError
 from .models import PipelineConfig
 
 ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+FILE_RE = re.compile(r"\$\{file:([^}]+)\}")
 
 
 def load_config(path: str | os.PathLike[str]) -> PipelineConfig:
@@ -36,25 +38,39 @@ def load_config(path: str | os.PathLike[str]) -> PipelineConfig:
 
 def parse_config(raw: dict[str, Any], file: str = "<config>") -> PipelineConfig:
     try:
-        return PipelineConfig.model_validate(raw)
+        config = PipelineConfig.model_validate(raw)
     except ValidationError as exc:
         raise _first_error(exc, file) from None
+    secrets.remember_options(getattr(config.source, "options", {}))
+    return config
 
 
 def interpolate(node: Any, file: str, where: str) -> Any:
-    """Replace ${VAR} and ${VAR:-default} in every string value."""
+    """Replace ${VAR}, ${VAR:-default} and ${file:PATH} (a secret file's text) in every string value."""
     if isinstance(node, dict):
         return {k: interpolate(v, file, f"{where}.{k}" if where else str(k)) for k, v in node.items()}
     if isinstance(node, list):
         return [interpolate(v, file, f"{where}[{i}]") for i, v in enumerate(node)]
     if isinstance(node, str):
-        return ENV_RE.sub(lambda m: _env_value(m, file, where), node)
+        return ENV_RE.sub(lambda m: _env_value(m, file, where), FILE_RE.sub(lambda m: _file_value(m, file, where), node))
     return node
+
+
+def _file_value(m: re.Match[str], file: str, where: str) -> str:
+    path = Path(m.group(1).strip()).expanduser()
+    try:
+        value = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ConfigError(file, where, f"secret file {path} can not be read: {exc.strerror}") from None
+    secrets.remember(value)
+    return value
 
 
 def _env_value(m: re.Match[str], file: str, where: str) -> str:
     name, default = m.group(1), m.group(2)
     if name in os.environ:
+        if secrets.SECRET_NAME.search(name):
+            secrets.remember(os.environ[name])
         return os.environ[name]
     if default is not None:
         return default

@@ -10,16 +10,17 @@ from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from ..debezium.order import SEQ_TYPE
+from ..names import col
 from .plan import MergePlan, merge_plan
 from .tables import SEQ_COLUMN, TS_COLUMN, DeltaLocation, create_if_missing, quote
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 
 
-def ensure_companions(spark: SparkSession, target: DeltaLocation, key_ddl: str) -> None:
+def ensure_companions(spark: SparkSession, target: DeltaLocation, key_ddl: str, keys: list[str]) -> None:
     """The tombstone and truncate tables that live beside a target."""
     meta = f"{quote(SEQ_COLUMN)} {SEQ_TYPE}, {quote(TS_COLUMN)} bigint"
-    create_if_missing(spark, target.child("tombstones"), f"{key_ddl}, {meta}")
+    create_if_missing(spark, target.child("tombstones"), f"{key_ddl}, {meta}", column_names=keys)
     create_if_missing(spark, target.child("truncates"), f"{meta}, `batch_id` bigint")
 
 
@@ -54,7 +55,7 @@ def apply_truncate(spark: SparkSession, target: DeltaLocation, truncate_seq: Row
 
 def guard(spark: SparkSession, reduced: DataFrame, target: DeltaLocation, keys: list[str]) -> DataFrame:
     """Drop changes not newer than a tombstone of their key or the table's last truncate."""
-    tomb = target.child("tombstones").read(spark).select(*keys, F.col(SEQ_COLUMN).alias("_cdc_tomb_seq"))
+    tomb = target.child("tombstones").read(spark).select(*[col(k) for k in keys], F.col(SEQ_COLUMN).alias("_cdc_tomb_seq"))
     trunc = target.child("truncates").read(spark).agg(F.max(SEQ_COLUMN).alias("_cdc_trunc_seq"))
     r = reduced.alias("r")
     superseded = [F.col(f"r.{quote(k)}") == tomb[quote(k)] for k in keys] + [tomb["_cdc_tomb_seq"] >= F.col(f"r.{SEQ_COLUMN}")]
@@ -75,7 +76,7 @@ def merge_changes(spark: SparkSession, target: DeltaLocation, changes: DataFrame
     tombstone of the key is at or after the change, so older tombstones need no rewrite."""
     metrics = _run_merge(target, changes, merge_plan(keys, values))
     if has_deletes:
-        deletes = changes.filter(F.col("_cdc_op") == "d").select(*keys, SEQ_COLUMN, TS_COLUMN)
+        deletes = changes.filter(F.col("_cdc_op") == "d").select(*[col(k) for k in keys], SEQ_COLUMN, TS_COLUMN)
         append_once(deletes, target.child("tombstones"), f"{app_id}:tombstones", batch_id)
     return (metrics.get("num_inserted_rows", 0), metrics.get("num_updated_rows", 0),
             metrics.get("num_deleted_rows", 0))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
+from typing import Iterable
 
 from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
@@ -12,14 +14,10 @@ from pyspark.sql.types import StructType
 from ..config.models import Target
 from ..config.types import SqlType, parse_sql_type
 from ..debezium.order import SEQ_TYPE
+from ..names import quote  # noqa: F401 (re-exported)
 
 SEQ_COLUMN, TS_COLUMN = "_cdc_seq", "_cdc_source_ts"
 META_COLUMNS = f"`{SEQ_COLUMN}` {SEQ_TYPE}, `{TS_COLUMN}` bigint"
-
-
-def quote(name: str) -> str:
-    """A SQL identifier, quoted so names like `select`, `a b` or with a backtick work."""
-    return "`" + name.replace("`", "``") + "`"
 
 
 @dataclass(frozen=True)
@@ -75,9 +73,17 @@ class DeltaLocation:
         return spark.catalog.tableExists(self.name)
 
 
+# Delta refuses these in column names unless the table maps columns by name
+NEEDS_MAPPING = re.compile(r"[ ,;{}()\n\t=]")
+COLUMN_MAPPING = {"delta.columnMapping.mode": "name"}
+
+
 def create_if_missing(spark: SparkSession, where: DeltaLocation, columns_ddl: str,
-                      properties: dict[str, str] | None = None) -> None:
-    """CREATE TABLE IF NOT EXISTS with the given columns and table properties."""
+                      properties: dict[str, str] | None = None, column_names: Iterable[str] = ()) -> None:
+    """CREATE TABLE IF NOT EXISTS with the given columns and table properties; column mapping
+    by name when a column name has characters Delta allows only that way."""
+    if any(NEEDS_MAPPING.search(n) for n in column_names):
+        properties = {**COLUMN_MAPPING, **(properties or {})}
     props = ""
     if properties:
         pairs = ", ".join(f"'{_lit(k)}' = '{_lit(v)}'" for k, v in properties.items())

@@ -1,8 +1,11 @@
-"""Faults around the pipeline process: a second writer, (more to come: kills, broker restarts,
-lost checkpoints)."""
+"""Faults around the pipeline process: kill -9 at random points, a second writer. (A lost
+checkpoint is in test_kafka.py.)"""
 
 from __future__ import annotations
 
+import collections
+import os
+import random
 import signal
 import subprocess
 import sys
@@ -12,9 +15,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from cdc_delta.config import load_config
 from cdc_delta.debezium.encode import EventWriter
+from cdc_delta.kafka_io import create_topics, produce
 
 from ..conftest import REPO
+from ..spark.helpers import quarantine_rows, table_rows
+from ..workload import TABLE, history, kafka_records, reference
+from .test_kafka import broker, metrics, write_config  # noqa: F401 (broker is a fixture)
 
 pytestmark = pytest.mark.slow
 COLUMNS = {"id": "bigint", "note": "string"}
@@ -61,3 +69,49 @@ def test_second_writer_refused_while_the_first_runs(tmp_path):
         out, err = first.communicate(timeout=120)
     assert first.returncode == 0, (out, err)
     assert "stopped by SIGTERM" in out
+
+
+KILLS = 20
+POINTS = ["read", "merge", "merge", "committed", "quarantine"]
+
+
+def test_kill_9_at_random_points_then_resume(spark, broker, tmp_path):  # noqa: F811
+    """SIGKILL while reading, inside a MERGE, inside a quarantine append, and after the tables
+    committed but before the checkpoint did, again and again; each run starts over from its
+    checkpoint. The workload arrives in chunks, the next one once a run has drained the topic.
+    The final tables equal the reference replay."""
+    changes = history(seed=41, events=900, keys=50)
+    records = kafka_records(changes, seed=41, malformed=6)
+    chunks = [records[i:i + 50] for i in range(0, len(records), 50)]
+    create_topics(broker, {"crash.items": 3})
+    path = write_config(tmp_path, [TABLE], topics=["crash.items"], max_offsets_per_trigger=40)
+    cmd = [sys.executable, "-m", "cdc_delta", "run", "--config", str(path),
+           "--metrics-json", str(tmp_path / "metrics.jsonl")]
+    rng = random.Random(41)
+    produced, runs, hits, last_rc = 0, 0, collections.Counter(), 0
+    while runs < 80:
+        killed = sum(hits.values())
+        if last_rc == 0:   # the last run drained the topic: more data, or the end
+            if produced == len(chunks):
+                break
+            upto = produced + 1 if killed < KILLS else len(chunks)
+            produce(broker, "crash.items", [r for c in chunks[produced:upto] for r in c])
+            produced = upto
+        runs += 1
+        fault = f"{rng.choice(POINTS)}@{rng.randint(1, 2)}" if killed < KILLS else ""
+        env = {**os.environ, "CDC_DELTA_FAULT": fault, "CDC_DELTA_FAULT_SEED": str(runs)}
+        done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+        last_rc = done.returncode
+        if last_rc == -signal.SIGKILL:
+            hits[done.stderr.strip().splitlines()[-1].removeprefix("fault: killed at ")] += 1
+        else:
+            assert last_rc == 0, done.stderr[-3000:]
+    assert sum(hits.values()) >= KILLS and len(hits) == 4, hits
+    config = load_config(path)
+    rows = table_rows(spark, config, "items")
+    assert len({r["id"] for r in rows}) == len(rows)                    # no row doubled
+    assert rows == reference(changes)                                   # nothing lost, no delete undone
+    bad = quarantine_rows(spark, config)
+    assert len(bad) == 6 and len({(b["partition"], b["offset"]) for b in bad}) == 6   # each bad event once
+    print(f"kill -9: {sum(hits.values())} kills in {runs} runs ({dict(hits)}); {len(rows)} rows compared, "
+          f"{len(metrics(path))} batches reported")

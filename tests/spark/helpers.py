@@ -10,6 +10,7 @@ from pyspark.sql import DataFrame, SparkSession
 from cdc_delta.batch import BatchHandler
 from cdc_delta.config import PipelineConfig, parse_config
 from cdc_delta.lake.tables import DeltaLocation
+from cdc_delta.names import col
 
 RAW_SCHEMA = "value binary, topic string, partition int, offset bigint, origin string, kafka_ts timestamp"
 
@@ -37,7 +38,7 @@ def table_rows(spark: SparkSession, config: PipelineConfig, name: str) -> list[d
     spec = next(t for t in config.tables if t.name == name)
     df = DeltaLocation.of(config.target_of(spec)).read(spark)
     cols = [c for c in df.columns if not c.startswith("_cdc_")]
-    return [r.asDict() for r in df.select(*cols).orderBy(*spec.keys).collect()]
+    return [r.asDict() for r in df.select(*[col(c) for c in cols]).orderBy(*[col(k) for k in spec.keys]).collect()]
 
 
 def quarantine_rows(spark: SparkSession, config: PipelineConfig) -> list[dict]:
