@@ -81,7 +81,26 @@ def table_changes(routed: DataFrame, view: TableView) -> DataFrame:
     rows = routed.filter((F.col("_cdc_table") == view.name) & ~F.col("_cdc_is_tombstone"))
     op = F.col("_cdc_op")
     image = F.when(op == "d", F.col("_cdc_before")).otherwise(F.col("_cdc_after"))
-    rows = rows.withColumn("_cdc_image", image)
+    return rows.withColumn("_cdc_image", image).select(*_change_columns(view))
+
+
+_COLUMNS_CACHE: dict[tuple, list[Column]] = {}
+
+
+def _change_columns(view: TableView) -> list[Column]:
+    """The select list of `table_changes`, built once per table shape: its decoders are large
+    expression trees, and building them from Python costs about a second per table."""
+    key = (id(view.spec), tuple(view.columns.items()), tuple(view.encodings.items()),
+           tuple(sorted(view.variants)), view.decimal_handling)
+    if key not in _COLUMNS_CACHE:
+        if len(_COLUMNS_CACHE) > 256:
+            _COLUMNS_CACHE.clear()
+        _COLUMNS_CACHE[key] = _build_change_columns(view)
+    return _COLUMNS_CACHE[key]
+
+
+def _build_change_columns(view: TableView) -> list[Column]:
+    op = F.col("_cdc_op")
     raw = {c: F.try_element_at(F.col("_cdc_image"), F.lit(c)) for c in view.columns}
     typed = {c: _decode_column(raw[c], c, view) for c in view.columns}
     after_value = lambda c: _as_order_number(typed[c], view.columns[c])  # noqa: E731
@@ -92,14 +111,14 @@ def table_changes(routed: DataFrame, view: TableView) -> DataFrame:
         *[_decode_error(raw[c], typed[c], c, view) for c in view.columns],
     )
     ts = F.coalesce(F.col("_cdc_envelope_ts"), F.col("_cdc_source").getItem("ts_ms").try_cast("bigint"))
-    return rows.select(
-        *ORIGIN_COLUMNS,
+    return [
+        *[F.col(c) for c in ORIGIN_COLUMNS],
         *[typed[c].alias(c) for c in view.columns],
         *[is_placeholder(raw[c]).alias(f"_cdc_u_{c}") for c in view.values],
         *[_old_key_column(k, view).alias(f"_cdc_ok_{k}") for k in view.keys],
         op.alias("_cdc_op"), seq_struct(position, op, F.col("_cdc_source")).alias("_cdc_seq"),
         ts.alias("_cdc_source_ts"), error.alias("_cdc_error"),
-    )
+    ]
 
 
 def _old_key_column(key: str, view: TableView) -> Column:

@@ -68,8 +68,9 @@ class DeltaLocation:
         return out
 
     def exists(self, spark: SparkSession) -> bool:
-        if self.path:
-            return DeltaTable.isDeltaTable(spark, self.path)
+        if self.path:   # its own _delta_log: DeltaTable.isDeltaTable also says yes inside a table
+            log = spark._jvm.org.apache.hadoop.fs.Path(self.path, "_delta_log")
+            return bool(log.getFileSystem(spark._jsc.hadoopConfiguration()).exists(log))
         return spark.catalog.tableExists(self.name)
 
 
@@ -81,7 +82,10 @@ COLUMN_MAPPING = {"delta.columnMapping.mode": "name"}
 def create_if_missing(spark: SparkSession, where: DeltaLocation, columns_ddl: str,
                       properties: dict[str, str] | None = None, column_names: Iterable[str] = ()) -> None:
     """CREATE TABLE IF NOT EXISTS with the given columns and table properties; column mapping
-    by name when a column name has characters Delta allows only that way."""
+    by name when a column name has characters Delta allows only that way. An existing table is
+    left as it is without a statement (a restart does not pay for one per table)."""
+    if where.exists(spark):
+        return
     if any(NEEDS_MAPPING.search(n) for n in column_names):
         properties = {**COLUMN_MAPPING, **(properties or {})}
     props = ""
