@@ -15,7 +15,12 @@ if ((${#missing[@]})); then
   echo "installing ${missing[*]} (Debian packages)"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-python3 -m pip install -q --disable-pip-version-check -e ".[test]" 2>&1 | grep -v -E "^(WARNING: Running pip as|\[notice\])" || true
+# (re)install unless this checkout is already the installed package with its test tools:
+# reinstalling while tests run elsewhere would pull the package away under them
+installed=$(python3 -c 'import cdc_delta, psycopg, pymysql, pytest, xdist, chispa, hypothesis, os; print(os.path.dirname(os.path.dirname(os.path.abspath(cdc_delta.__file__))))' 2>/dev/null || true)
+if [ "$installed" != "$PWD" ]; then
+  python3 -m pip install -q --disable-pip-version-check -e ".[test]" 2>&1 | grep -v -E "^(WARNING: Running pip as|\[notice\])" || true
+fi
 python3 -c "from cdc_delta.jars import spark_jars; spark_jars()"
 bash scripts/kafka.sh fetch
 bash scripts/connect.sh fetch

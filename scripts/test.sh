@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the test suite; arguments go to pytest (e.g. -m "not slow" for the quick set).
+# Two workers, one test file each at a time: much of an end-to-end test is JVM start-up and
+# waiting on services, which the other worker overlaps. Every module has its own ports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec python3 -m pytest "$@"
+exec python3 -m pytest -n "${CDC_DELTA_TEST_WORKERS:-2}" --dist loadfile "$@"

@@ -1,5 +1,5 @@
-"""Faults around the pipeline process: kill -9 at random points, a second writer. (A lost
-checkpoint is in test_kafka.py.)"""
+"""Faults around the pipeline process: kill -9 at random points, a broker restart, a second
+writer. (A lost checkpoint is in test_kafka.py.)"""
 
 from __future__ import annotations
 
@@ -22,7 +22,10 @@ from cdc_delta.kafka_io import create_topics, produce
 from ..conftest import REPO
 from ..spark.helpers import quarantine_rows, table_rows
 from ..workload import TABLE, history, kafka_records, reference
-from .test_kafka import broker, metrics, write_config  # noqa: F401 (broker is a fixture)
+from .conftest import kafka_env
+from .test_kafka import metrics, write_config
+
+KAFKA_PORT = 19292
 
 pytestmark = pytest.mark.slow
 COLUMNS = {"id": "bigint", "note": "string"}
@@ -75,7 +78,7 @@ KILLS = 20
 POINTS = ["read", "merge", "merge", "committed", "quarantine"]
 
 
-def test_kill_9_at_random_points_then_resume(spark, broker, tmp_path):  # noqa: F811
+def test_kill_9_at_random_points_then_resume(spark, broker, tmp_path):
     """SIGKILL while reading, inside a MERGE, inside a quarantine append, and after the tables
     committed but before the checkpoint did, again and again; each run starts over from its
     checkpoint. The workload arrives in chunks, the next one once a run has drained the topic.
@@ -84,7 +87,7 @@ def test_kill_9_at_random_points_then_resume(spark, broker, tmp_path):  # noqa: 
     records = kafka_records(changes, seed=41, malformed=6)
     chunks = [records[i:i + 50] for i in range(0, len(records), 50)]
     create_topics(broker, {"crash.items": 3})
-    path = write_config(tmp_path, [TABLE], topics=["crash.items"], max_offsets_per_trigger=40)
+    path = write_config(tmp_path, [TABLE], bootstrap_servers=broker, topics=["crash.items"], max_offsets_per_trigger=40)
     cmd = [sys.executable, "-m", "cdc_delta", "run", "--config", str(path),
            "--metrics-json", str(tmp_path / "metrics.jsonl")]
     rng = random.Random(41)
@@ -115,3 +118,44 @@ def test_kill_9_at_random_points_then_resume(spark, broker, tmp_path):  # noqa: 
     assert len(bad) == 6 and len({(b["partition"], b["offset"]) for b in bad}) == 6   # each bad event once
     print(f"kill -9: {sum(hits.values())} kills in {runs} runs ({dict(hits)}); {len(rows)} rows compared, "
           f"{len(metrics(path))} batches reported")
+
+
+def test_broker_restart_mid_run(spark, broker, tmp_path):
+    """The broker stops for 10 s while a processing-time service runs, then comes back with its
+    data. The service rides it out (Spark's Kafka clients retry); had it failed instead, the
+    rerun below would resume from the checkpoint. Either way nothing is lost or doubled."""
+    changes = history(seed=43, events=600, keys=40)
+    records = kafka_records(changes, seed=43, malformed=3)
+    half = len(records) // 2
+    create_topics(broker, {"restart.items": 2})
+    produce(broker, "restart.items", records[:half])
+    path = write_config(tmp_path, [TABLE], bootstrap_servers=broker, topics=["restart.items"])
+    service = subprocess.Popen([sys.executable, "-m", "cdc_delta", "run", "--config", str(path), "--trigger",
+                                "1 second", "--metrics-json", str(tmp_path / "metrics.jsonl")],
+                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    kafka = kafka_env(KAFKA_PORT)
+    try:
+        wait_for(lambda: sum(m["records_in"] for m in metrics(path)) >= half, service)
+        subprocess.run(["bash", "scripts/kafka.sh", "stop"], cwd=REPO, env=kafka, check=True, capture_output=True)
+        time.sleep(10)
+        subprocess.run(["bash", "scripts/kafka.sh", "start"], cwd=REPO, env=kafka, check=True, capture_output=True)
+        produce(broker, "restart.items", records[half:])
+        wait_for(lambda: sum(m["records_in"] for m in metrics(path)) >= len(records), service)
+        rode_it_out = service.poll() is None
+    finally:
+        service.send_signal(signal.SIGTERM)
+        out, err = service.communicate(timeout=120)
+    assert rode_it_out, err[-3000:]
+    assert service.returncode == 0 and "stopped by SIGTERM" in out
+    config = load_config(path)
+    assert table_rows(spark, config, "items") == reference(changes)
+    assert len(quarantine_rows(spark, config)) == 3
+    assert sum(m["records_in"] for m in metrics(path)) == len(records)      # each record read once
+
+
+def wait_for(condition, process: subprocess.Popen, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert process.poll() is None, process.communicate()[1][-3000:]
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(1)

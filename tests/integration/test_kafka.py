@@ -24,20 +24,12 @@ from ..spark.helpers import quarantine_rows, table_rows
 from ..workload import TABLE, history, kafka_records, reference
 
 pytestmark = pytest.mark.slow
-PORT = int(os.environ.get("CDC_DELTA_TEST_KAFKA_PORT", "19092"))
-BOOTSTRAP = f"127.0.0.1:{PORT}"
-
-
-@pytest.fixture(scope="module")
-def broker():
-    env = {**os.environ, "KAFKA_PORT": str(PORT), "KAFKA_CONTROLLER_PORT": str(PORT + 1)}
-    subprocess.run(["bash", "scripts/kafka.sh", "reset"], cwd=REPO, env=env, check=True, capture_output=True)
-    subprocess.run(["bash", "scripts/kafka.sh", "start"], cwd=REPO, env=env, check=True)
-    yield BOOTSTRAP
-    subprocess.run(["bash", "scripts/kafka.sh", "stop"], cwd=REPO, env=env, check=False)
+KAFKA_PORT = int(os.environ.get("CDC_DELTA_TEST_KAFKA_PORT", "19092"))
+BOOTSTRAP = f"127.0.0.1:{KAFKA_PORT}"
 
 
 def write_config(tmp: Path, tables: list[dict], **source) -> Path:
+    """A pipeline of `tables` reading this module's broker unless `bootstrap_servers` says otherwise."""
     config = {"pipeline": "k", "source": {"kind": "kafka", "bootstrap_servers": BOOTSTRAP, **source},
               "lake": str(tmp / "lake"), "checkpoint": str(tmp / "ck"), "tables": tables}
     tmp.mkdir(parents=True, exist_ok=True)
