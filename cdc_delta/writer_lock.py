@@ -1,8 +1,9 @@
 """One writer per checkpoint and per table. `run` holds an exclusive lock on a file in the
 checkpoint folder and in each path table's folder while it runs; the operating system drops the
 lock when the process ends, so a killed run leaves nothing stale behind. The locks cover runs on
-one machine; across machines Delta's optimistic concurrency fails a conflicting commit and the
-batch is retried from the checkpoint (every write is idempotent)."""
+one machine; across machines Delta's optimistic concurrency fails a conflicting commit (the run
+stops, the table stays whole) and the next run repeats the batch from the checkpoint (every
+write is idempotent)."""
 
 from __future__ import annotations
 
