@@ -4,7 +4,7 @@ Off unless CDC_DELTA_FAULT is set to "<point>@<n>": die at the n-th visit of tha
 read (while a batch's records are read), merge (inside a table's MERGE and tombstone append),
 quarantine (inside the quarantine append), committed (tables written, checkpoint not yet).
 `point(name)` dies right there; `during(name)` dies at a random moment within its block
-(CDC_DELTA_FAULT_SEED draws it), or not at all if the block ends first.
+(CDC_DELTA_FAULT_SEED draws it), or right after the block if it ends first.
 """
 
 from __future__ import annotations
@@ -52,3 +52,4 @@ def during(name: str, within_seconds: float = 1.5) -> Iterator[None]:
     finally:
         if timer:
             timer.cancel()
+            _die(name)

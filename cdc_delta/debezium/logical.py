@@ -27,7 +27,8 @@ def decode(text: Column, target: SqlType, encoding: str | None, scale: int | Non
         encoding = "Decimal"
     if encoding in ("Decimal", "VariableScaleDecimal"):
         if encoding == "Decimal":
-            digits = decimal_text(text, F.lit(scale if scale is not None else (target.scale or 0)))
+            fits_long = kind == "decimal" and (target.precision or 38) <= 18
+            digits = decimal_text(text, F.lit(scale if scale is not None else (target.scale or 0)), fits_long)
         else:
             digits = decimal_text(F.get_json_object(text, "$.value"),
                                   F.get_json_object(text, "$.scale").try_cast("int"))
@@ -47,27 +48,43 @@ def decode(text: Column, target: SqlType, encoding: str | None, scale: int | Non
     return text.try_cast(target.name)
 
 
-def decimal_text(b64: Column, scale: Column) -> Column:
+def decimal_text(b64: Column, scale: Column, fits_long: bool = False) -> Column:
     """Base64 big-endian two's-complement unscaled bytes + scale -> exact decimal text; null
-    unless the text is strict base64 (Spark's decoder would take 'NaN' as bytes)."""
+    unless the text is strict base64 (Spark's decoder would take 'NaN' as bytes).
+    `fits_long`: the declared precision is at most 18 digits, so at most 8 bytes can be valid
+    and a short expression does (the general one compiles to a lot of code)."""
     strict = F.when(b64.rlike(BASE64_TEXT), b64)
     h = F.hex(F.try_to_binary(strict, F.lit("base64")))
     n = F.length(h) / 2
-    first = F.conv(F.substring(h, 1, 2), 16, 10).cast("int")
-    negative = first >= 128
-    # accumulate |value| (for negatives via the inverted bytes, +1), so nothing overflows early
-    unsigned = F.aggregate(
-        F.sequence(F.lit(0), (n - 1).cast("int")),
-        F.lit(0).cast("decimal(38,0)"),
-        lambda acc, i: F.try_add(F.try_multiply(acc, F.lit(256)), _byte(h, i, negative)).try_cast("decimal(38,0)"),
-    )
-    magnitude = F.when(negative, F.try_add(unsigned, F.lit(1))).otherwise(unsigned).try_cast("decimal(38,0)")
+    negative = F.conv(F.substring(h, 1, 2), 16, 10).cast("int") >= 128
+    magnitude = _small_magnitude(h, n, negative) if fits_long else _large_magnitude(h, n, negative)
     digits = magnitude.cast("string")
     padded = F.lpad(digits, F.greatest(F.length(digits), scale + 1), "0")
     cut = F.length(padded) - scale
     body = F.when(scale <= 0, padded).otherwise(
         F.concat(F.substring(padded, F.lit(1), cut), F.lit("."), F.substring(padded, cut + 1, scale)))
     return F.when(F.length(h) > 0, F.concat(F.when(negative, F.lit("-")).otherwise(F.lit("")), body))
+
+
+def _small_magnitude(h: Column, n: Column, negative: Column) -> Column:
+    """|value| of up to 8 bytes: unsigned via conv, minus 2^(8n) when the sign bit is set."""
+    unsigned = F.conv(h, 16, 10).cast("decimal(20,0)")
+    wrap = F.lit(None).cast("decimal(20,0)")
+    for k in range(8, 0, -1):
+        wrap = F.when(n == k, F.lit(str(2 ** (8 * k))).cast("decimal(20,0)")).otherwise(wrap)
+    magnitude = F.when(negative, wrap - unsigned).otherwise(unsigned)
+    return F.when(n <= 8, magnitude).cast("decimal(38,0)")
+
+
+def _large_magnitude(h: Column, n: Column, negative: Column) -> Column:
+    """|value| of up to 16 bytes, byte by byte (inverted bytes + 1 for negatives), nothing
+    overflowing early."""
+    unsigned = F.aggregate(
+        F.sequence(F.lit(0), (n - 1).cast("int")),
+        F.lit(0).cast("decimal(38,0)"),
+        lambda acc, i: F.try_add(F.try_multiply(acc, F.lit(256)), _byte(h, i, negative)).try_cast("decimal(38,0)"),
+    )
+    return F.when(negative, F.try_add(unsigned, F.lit(1))).otherwise(unsigned).try_cast("decimal(38,0)")
 
 
 def _within_years(value: Column, type_name: str) -> Column:

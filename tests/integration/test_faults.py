@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import collections
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -75,47 +74,42 @@ def test_second_writer_refused_while_the_first_runs(tmp_path):
 
 
 KILLS = 20
-POINTS = ["read", "merge", "merge", "committed", "quarantine"]
+# one fault per run, in turn: (point, visit within the run). A run first repeats the batch the
+# last one was killed in, so faults on a later visit make progress between kills; a quarantine
+# fault waits for the next batch with a bad event.
+SCHEDULE = [("merge", 2), ("read", 2), ("committed", 2), ("quarantine", 1)]
 
 
 def test_kill_9_at_random_points_then_resume(spark, broker, tmp_path):
     """SIGKILL while reading, inside a MERGE, inside a quarantine append, and after the tables
-    committed but before the checkpoint did, again and again; each run starts over from its
-    checkpoint. The workload arrives in chunks, the next one once a run has drained the topic.
-    The final tables equal the reference replay."""
+    committed but before the checkpoint did, 20 times over one workload; each run starts over
+    from its checkpoint. The final tables equal the reference replay."""
     changes = history(seed=41, events=900, keys=50)
-    records = kafka_records(changes, seed=41, malformed=6)
-    chunks = [records[i:i + 50] for i in range(0, len(records), 50)]
+    records = kafka_records(changes, seed=41, malformed=12)
     create_topics(broker, {"crash.items": 3})
-    path = write_config(tmp_path, [TABLE], bootstrap_servers=broker, topics=["crash.items"], max_offsets_per_trigger=40)
+    produce(broker, "crash.items", records)
+    path = write_config(tmp_path, [TABLE], bootstrap_servers=broker, topics=["crash.items"], max_offsets_per_trigger=35)
     cmd = [sys.executable, "-m", "cdc_delta", "run", "--config", str(path),
            "--metrics-json", str(tmp_path / "metrics.jsonl")]
-    rng = random.Random(41)
-    produced, runs, hits, last_rc = 0, 0, collections.Counter(), 0
-    while runs < 80:
+    runs, hits = 0, collections.Counter()
+    while True:
         killed = sum(hits.values())
-        if last_rc == 0:   # the last run drained the topic: more data, or the end
-            if produced == len(chunks):
-                break
-            upto = produced + 1 if killed < KILLS else len(chunks)
-            produce(broker, "crash.items", [r for c in chunks[produced:upto] for r in c])
-            produced = upto
+        point, visit = SCHEDULE[runs % len(SCHEDULE)]
         runs += 1
-        fault = f"{rng.choice(POINTS)}@{rng.randint(1, 2)}" if killed < KILLS else ""
-        env = {**os.environ, "CDC_DELTA_FAULT": fault, "CDC_DELTA_FAULT_SEED": str(runs)}
+        env = {**os.environ, "CDC_DELTA_FAULT": f"{point}@{visit}" if killed < KILLS else "",
+               "CDC_DELTA_FAULT_SEED": str(runs)}
         done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
-        last_rc = done.returncode
-        if last_rc == -signal.SIGKILL:
-            hits[done.stderr.strip().splitlines()[-1].removeprefix("fault: killed at ")] += 1
-        else:
-            assert last_rc == 0, done.stderr[-3000:]
+        if done.returncode != -signal.SIGKILL:
+            assert done.returncode == 0, done.stderr[-3000:]
+            break            # the run drained the topic
+        hits[done.stderr.strip().splitlines()[-1].removeprefix("fault: killed at ")] += 1
     assert sum(hits.values()) >= KILLS and len(hits) == 4, hits
     config = load_config(path)
     rows = table_rows(spark, config, "items")
     assert len({r["id"] for r in rows}) == len(rows)                    # no row doubled
     assert rows == reference(changes)                                   # nothing lost, no delete undone
     bad = quarantine_rows(spark, config)
-    assert len(bad) == 6 and len({(b["partition"], b["offset"]) for b in bad}) == 6   # each bad event once
+    assert len(bad) == 12 and len({(b["partition"], b["offset"]) for b in bad}) == 12   # each bad event once
     print(f"kill -9: {sum(hits.values())} kills in {runs} runs ({dict(hits)}); {len(rows)} rows compared, "
           f"{len(metrics(path))} batches reported")
 
