@@ -74,12 +74,17 @@ def test_second_writer_refused_while_the_first_runs(tmp_path):
 
 
 KILLS = 20
+# The two long fault runs are opt-in until their run time is brought down (issue 5's per-batch
+# cost): CDC_DELTA_FAULT_TESTS=1 bash scripts/test.sh tests/integration/test_faults.py
+long_fault_run = pytest.mark.skipif(os.environ.get("CDC_DELTA_FAULT_TESTS") != "1",
+                                    reason="long fault run; set CDC_DELTA_FAULT_TESTS=1")
 # one fault per run, in turn: (point, visit within the run). A run first repeats the batch the
 # last one was killed in, so faults on a later visit make progress between kills; a quarantine
 # fault waits for the next batch with a bad event.
 SCHEDULE = [("merge", 2), ("read", 2), ("committed", 2), ("quarantine", 1)]
 
 
+@long_fault_run
 def test_kill_9_at_random_points_then_resume(spark, broker, tmp_path):
     """SIGKILL while reading, inside a MERGE, inside a quarantine append, and after the tables
     committed but before the checkpoint did, 20 times over one workload; each run starts over
@@ -114,6 +119,7 @@ def test_kill_9_at_random_points_then_resume(spark, broker, tmp_path):
           f"{len(metrics(path))} batches reported")
 
 
+@long_fault_run
 def test_broker_restart_mid_run(spark, broker, tmp_path):
     """The broker stops for 10 s while a processing-time service runs, then comes back with its
     data. The service rides it out (Spark's Kafka clients retry); had it failed instead, the
