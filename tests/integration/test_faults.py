@@ -4,6 +4,7 @@ writer. (A lost checkpoint is in test_kafka.py.)"""
 from __future__ import annotations
 
 import collections
+import functools
 import os
 import signal
 import subprocess
@@ -22,6 +23,7 @@ from ..conftest import REPO
 from ..spark.helpers import quarantine_rows, table_rows
 from ..workload import TABLE, history, kafka_records, reference
 from .conftest import kafka_env
+from .processes import CdcDeltaProcess
 from .test_kafka import metrics, write_config
 
 KAFKA_PORT = 19292
@@ -44,14 +46,10 @@ def files_config(tmp: Path, name: str, lake: Path, checkpoint: Path) -> Path:
     return path
 
 
-def cli(*args: str, **kw) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "cdc_delta", *args], cwd=REPO, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, **kw)
-
-
 def test_second_writer_refused_while_the_first_runs(tmp_path):
     lake = tmp_path / "lake"
     first_config = files_config(tmp_path, "first", lake, tmp_path / "ck1")
+    cli = functools.partial(CdcDeltaProcess, log_dir=tmp_path)
     first = cli("run", "--config", str(first_config), "--trigger", "1 second")
     try:
         deadline = time.monotonic() + 180
@@ -130,9 +128,8 @@ def test_broker_restart_mid_run(spark, broker, tmp_path):
     create_topics(broker, {"restart.items": 2})
     produce(broker, "restart.items", records[:half])
     path = write_config(tmp_path, [TABLE], bootstrap_servers=broker, topics=["restart.items"])
-    service = subprocess.Popen([sys.executable, "-m", "cdc_delta", "run", "--config", str(path), "--trigger",
-                                "1 second", "--metrics-json", str(tmp_path / "metrics.jsonl")],
-                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    service = CdcDeltaProcess("run", "--config", str(path), "--trigger", "1 second",
+                              "--metrics-json", str(tmp_path / "metrics.jsonl"), log_dir=tmp_path)
     kafka = kafka_env(KAFKA_PORT)
     try:
         wait_for(lambda: sum(m["records_in"] for m in metrics(path)) >= half, service)

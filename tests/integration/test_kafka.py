@@ -22,6 +22,7 @@ from cdc_delta.kafka_io import create_topics, produce
 from ..conftest import FIXTURES, REPO, fixture_lines, read_jsonl
 from ..spark.helpers import quarantine_rows, table_rows
 from ..workload import TABLE, history, kafka_records, reference
+from .processes import CdcDeltaProcess
 
 pytestmark = pytest.mark.slow
 KAFKA_PORT = int(os.environ.get("CDC_DELTA_TEST_KAFKA_PORT", "19092"))
@@ -217,9 +218,8 @@ def test_running_service_picks_up_new_topic_and_stops_on_sigterm(broker, tmp_pat
     create_topics(broker, {"svc.a": 1})
     produce(broker, "svc.a", [event(1)])
     path = write_config(tmp_path, [TABLE], topic_pattern=r"svc\..*", options={"kafka.metadata.max.age.ms": "1000"})
-    cmd = [sys.executable, "-m", "cdc_delta", "run", "--config", str(path), "--trigger", "1 second",
-           "--metrics-json", str(tmp_path / "metrics.jsonl")]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = CdcDeltaProcess("run", "--config", str(path), "--trigger", "1 second",
+                           "--metrics-json", str(tmp_path / "metrics.jsonl"), log_dir=tmp_path)
 
     def records_seen() -> int:
         return sum(m["records_in"] for m in metrics(path))
