@@ -77,18 +77,22 @@ def unmatched_reason() -> Column:
 
 
 def table_changes(routed: DataFrame, view: TableView) -> DataFrame:
-    """One table's records: key, typed columns, TOAST flags, op, order and the first error."""
+    """One table's records: key, typed columns, TOAST flags, op, order and the first error.
+
+    Three projections, so each column's text is looked up and decoded once: a decoder refers
+    to its input many times and the error and order refer to the decoded value, and inlined
+    into one projection these copies made generated code grow past the JVM's 64 KB method
+    limit (Spark then falls back to slower interpreted code after a failed compile)."""
     rows = routed.filter((F.col("_cdc_table") == view.name) & ~F.col("_cdc_is_tombstone"))
-    op = F.col("_cdc_op")
-    image = F.when(op == "d", F.col("_cdc_before")).otherwise(F.col("_cdc_after"))
-    return rows.withColumn("_cdc_image", image).select(*_change_columns(view))
+    texts, typed, final = _change_columns(view)
+    return rows.select("*", *texts).select("*", *typed).select(*final)
 
 
-_COLUMNS_CACHE: dict[tuple, list[Column]] = {}
+_COLUMNS_CACHE: dict[tuple, tuple[list[Column], list[Column], list[Column]]] = {}
 
 
-def _change_columns(view: TableView) -> list[Column]:
-    """The select list of `table_changes`, built once per table shape: its decoders are large
+def _change_columns(view: TableView) -> tuple[list[Column], list[Column], list[Column]]:
+    """The select lists of `table_changes`, built once per table shape: its decoders are large
     expression trees, and building them from Python costs about a second per table."""
     key = (id(view.spec), tuple(view.columns.items()), tuple(view.encodings.items()),
            tuple(sorted(view.variants)), view.decimal_handling)
@@ -99,26 +103,31 @@ def _change_columns(view: TableView) -> list[Column]:
     return _COLUMNS_CACHE[key]
 
 
-def _build_change_columns(view: TableView) -> list[Column]:
+def _build_change_columns(view: TableView) -> tuple[list[Column], list[Column], list[Column]]:
     op = F.col("_cdc_op")
-    raw = {c: F.try_element_at(F.col("_cdc_image"), F.lit(c)) for c in view.columns}
-    typed = {c: _decode_column(raw[c], c, view) for c in view.columns}
-    after_value = lambda c: _as_order_number(typed[c], view.columns[c])  # noqa: E731
+    image = F.when(op == "d", F.col("_cdc_before")).otherwise(F.col("_cdc_after"))
+    index = {c: i for i, c in enumerate(view.columns)}
+    texts = [F.try_element_at(image, F.lit(c)).alias(f"_cdc_t_{index[c]}") for c in view.columns]
+    raw = {c: F.col(f"_cdc_t_{index[c]}") for c in view.columns}
+    typed = [_decode_column(raw[c], c, view).alias(f"_cdc_v_{index[c]}") for c in view.columns]
+    value = {c: F.col(f"_cdc_v_{index[c]}") for c in view.columns}
+    after_value = lambda c: _as_order_number(value[c], view.columns[c])  # noqa: E731
     position = source_position(F.col("_cdc_source"), view.spec.sequence_by, after_value)
     error = F.coalesce(
         F.col("_cdc_error"), position.missing, _image_error(view),
         *[_key_error(raw[k], k) for k in view.keys],
-        *[_decode_error(raw[c], typed[c], c, view) for c in view.columns],
+        *[_decode_error(raw[c], value[c], c, view) for c in view.columns],
     )
     ts = F.coalesce(F.col("_cdc_envelope_ts"), F.col("_cdc_source").getItem("ts_ms").try_cast("bigint"))
-    return [
+    final = [
         *[F.col(c) for c in ORIGIN_COLUMNS],
-        *[typed[c].alias(c) for c in view.columns],
+        *[value[c].alias(c) for c in view.columns],
         *[is_placeholder(raw[c]).alias(f"_cdc_u_{c}") for c in view.values],
         *[_old_key_column(k, view).alias(f"_cdc_ok_{k}") for k in view.keys],
         op.alias("_cdc_op"), seq_struct(position, op, F.col("_cdc_source")).alias("_cdc_seq"),
         ts.alias("_cdc_source_ts"), error.alias("_cdc_error"),
     ]
+    return texts, typed, final
 
 
 def _old_key_column(key: str, view: TableView) -> Column:
