@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import IO, Any
+from typing import IO, Any, Iterator
 
 
 @dataclass
@@ -34,6 +35,15 @@ class BatchReport:
     seconds: float = 0.0
     tables: dict[str, TableFigures] = field(default_factory=dict)
     offsets: dict[str, Any] = field(default_factory=dict)
+    phases: dict[str, float] = field(default_factory=dict)     # seconds per step of the batch
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.phases[name] = round(self.phases.get(name, 0.0) + time.monotonic() - started, 3)
 
     def total(self, name: str) -> int:
         return sum(getattr(t, name) for t in self.tables.values())
