@@ -36,6 +36,7 @@ class BatchReport:
     tables: dict[str, TableFigures] = field(default_factory=dict)
     offsets: dict[str, Any] = field(default_factory=dict)
     phases: dict[str, float] = field(default_factory=dict)     # seconds per step of the batch
+    newest_source_ms: int | None = None     # the latest source ts_ms among the batch's changes
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -58,12 +59,20 @@ class BatchReport:
                 f"updated {self.total('updated')} deleted {self.total('deleted')} "
                 f"truncates {self.total('truncates')} | skipped {self.skipped} | "
                 f"quarantined {self.quarantined} | kafka tombstones {self.kafka_tombstones} | "
-                f"{self.seconds:.2f} s")
+                f"lag {self._lag()} | {self.seconds:.2f} s")
+
+    def _lag(self) -> str:
+        """Seconds from the newest source change of the batch to now (its tables committed)."""
+        if self.newest_source_ms is None:
+            return "-"
+        return f"{max(0.0, time.time() - self.newest_source_ms / 1000):.1f} s"
 
     def as_json(self) -> str:
         data = asdict(self)
         data["skipped"] = self.skipped
         data["finished_at"] = time.time()
+        if self.newest_source_ms is not None:
+            data["lag_s"] = round(max(0.0, data["finished_at"] - self.newest_source_ms / 1000), 3)
         return json.dumps(data, sort_keys=True)
 
 
