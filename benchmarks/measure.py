@@ -1,0 +1,82 @@
+"""Measuring an engine's run: wall time and peak memory of its process tree (Python and JVM),
+and freshness from per-batch offsets."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Run:
+    seconds: float
+    peak_rss_mb: float
+    returncode: int
+    log: Path
+
+
+def measured(cmd: list[str], log: Path, env: dict[str, str] | None = None, timeout: float = 7200) -> Run:
+    """Run `cmd` from the repository, its output in `log`, sampling the tree's RSS."""
+    started = time.monotonic()
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=subprocess.STDOUT,
+                                env={**os.environ, **(env or {})})
+        peak = _PeakMemory(proc.pid)
+        try:
+            rc = proc.wait(timeout)
+        finally:
+            peak.stop()
+    return Run(round(time.monotonic() - started, 2), peak.mb, rc, log)
+
+
+class _PeakMemory:
+    def __init__(self, pid: int, every: float = 0.2) -> None:
+        self.pid, self.every, self.mb = pid, every, 0.0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._done.is_set():
+            try:
+                root = psutil.Process(self.pid)
+                rss = sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
+                self.mb = max(self.mb, rss / 2 ** 20)
+            except psutil.Error:
+                pass
+            self._done.wait(self.every)
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+def freshness(produced: list[tuple[int, int, float]], batches: list[dict], topic: str) -> list[float]:
+    """Seconds from each event's source commit time to the end of the batch that made it
+    visible. `produced`: (partition, offset, ts seconds); `batches`: cdc-delta's metrics lines
+    (end offset per topic/partition, finished_at)."""
+    ends: dict[int, list[tuple[int, float]]] = {}
+    for b in sorted(batches, key=lambda b: b["batch_id"]):
+        for where, last in b["offsets"].items():
+            t, _, p = where.rpartition("/")
+            if t == topic:
+                ends.setdefault(int(p), []).append((last, b["finished_at"]))
+    out = []
+    for partition, offset, ts in produced:
+        visible = next((at for last, at in ends.get(partition, []) if last >= offset), None)
+        if visible is not None:
+            out.append(visible - ts)
+    return out

@@ -1,0 +1,96 @@
+"""results.json, results.md and PNG plots from one benchmark run."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+ENGINES = ("cdc_delta", "seed_recipe", "delta_rs")
+
+
+def machine() -> str:
+    import psutil
+    return (f"{platform.machine()}, {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB, "
+            f"Python {platform.python_version()}, {platform.platform()}")
+
+
+def _row(result: dict) -> list[str]:
+    sc, engines = result["scenario"], result["engines"]
+    ours = engines["cdc_delta"]["events_per_s"]
+    cells = [f"{sc['rows']:,}", f"{sc['events']:,}", f"{sc['batch']:,}", "on" if sc["wrapped"] else "off"]
+    for name in ENGINES:
+        e = engines.get(name)
+        if e is None:
+            cells.append("-")
+            continue
+        ratio = "" if name == "cdc_delta" else f" ({ours / e['events_per_s']:.2f}x)" if e["events_per_s"] else ""
+        cells.append(f"{e['events_per_s']:,.0f} ev/s, {e['seconds_per_batch']:.2f} s/batch, "
+                     f"{e['peak_rss_mb']:,} MB, wrong {e['keys_wrong']}{ratio}")
+    return cells
+
+
+def markdown(results: dict) -> str:
+    lines = [f"# cdc-delta benchmark ({results['profile']} profile)", "",
+             f"Machine: {machine()}.", "",
+             "Each row is one stream (10% inserts, 80% updates, 10% deletes; 20% of updates carry the TOAST "
+             "placeholder for `note`; ~500-byte rows; 3 partitions) read from the local broker by each engine "
+             "in the same command. events/s = change events / seconds spent in batches (read, decode, merge); "
+             "(Nx) = cdc-delta's events/s over the baseline's; wrong = keys whose row differs from the "
+             "source (missing, extra, other rev, or a TOAST placeholder written as the value).", "",
+             "| table rows | events | batch | wrapper | cdc-delta | seed recipe | delta-rs loop |",
+             "|---:|---:|---:|---|---|---|---|"]
+    for result in [results["base"], *results["sweeps"]]:
+        lines.append("| " + " | ".join(_row(result)) + " |")
+    phases = results.get("phases", {}).get("phases_per_batch")
+    if phases:
+        lines += ["", "## cdc-delta: seconds per batch by phase (base stream, phases computed where timed)", "",
+                  "| " + " | ".join(phases) + " |", "|" + "---:|" * len(phases),
+                  "| " + " | ".join(f"{v:.2f}" for v in phases.values()) + " |"]
+    f = results.get("freshness")
+    if f:
+        lines += ["", "## Freshness (cdc-delta as a service)", "",
+                  f"{f['events']:,} events at {f['rate']:,}/s asked ({f['achieved_rate']:,}/s produced) for "
+                  f"{f['seconds']} s: source ts_ms to visible in Delta p50 {f['p50_s']} s, p95 {f['p95_s']} s, "
+                  f"{f['batches']} batches."]
+    lines += ["", "Plots: throughput.png, batch_seconds.png, phases.png.", ""]
+    return "\n".join(lines)
+
+
+def plots(results: dict, out: Path) -> None:
+    runs = [results["base"], *results["sweeps"]]
+    labels = [f"{r['scenario']['rows'] // 1000}k rows\nbatch {r['scenario']['batch'] // 1000}k\n"
+              f"{'wrapped' if r['scenario']['wrapped'] else 'plain'}" for r in runs]
+    for name, field, ylabel in (("throughput", "events_per_s", "events/s"),
+                                ("batch_seconds", "seconds_per_batch", "seconds per batch")):
+        fig, ax = plt.subplots(figsize=(8, 4))
+        width = 0.8 / len(ENGINES)
+        for i, engine in enumerate(ENGINES):
+            values = [r["engines"].get(engine, {}).get(field, 0) for r in runs]
+            ax.bar([x + i * width for x in range(len(runs))], values, width, label=engine)
+        ax.set_xticks([x + width for x in range(len(runs))], labels, fontsize=7)
+        ax.set_ylabel(ylabel)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / f"{name}.png", dpi=100)
+        plt.close(fig)
+    phases = results.get("phases", {}).get("phases_per_batch") or {}
+    fig, ax = plt.subplots(figsize=(6, 3))
+    ax.barh(list(phases), list(phases.values()))
+    ax.set_xlabel("seconds per batch")
+    fig.tight_layout()
+    fig.savefig(out / "phases.png", dpi=100)
+    plt.close(fig)
+
+
+def write_report(results: dict, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=1))
+    (out / "results.md").write_text(markdown(results))
+    plots(results, out)

@@ -1,0 +1,265 @@
+"""The benchmark: cdc-delta against the seed recipe and a delta-rs merge loop, on the same
+Debezium stream in the same command, then sweeps and freshness; results under --out.
+
+    python -m benchmarks.run --profile standard        # ~20 min here
+    python -m benchmarks.run --profile smoke --out /tmp/bench    # a minute or two: harness check
+
+Starts its own local broker (scripts/kafka.sh on BENCH_KAFKA_PORT, default 19992) and stops it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import yaml
+
+from cdc_delta.kafka_io import create_topics, produce
+
+from .measure import REPO, freshness, measured, percentile
+from .stream import TABLE, Stream
+from .tables import pipeline_config
+
+PARTITIONS = 3
+TABLE_DIRS = {"cdc_delta": f"cdc_delta/{TABLE}", "seed_recipe": "seed_recipe", "delta_rs": "delta_rs"}
+PY = sys.executable
+
+
+@dataclass(frozen=True)
+class Scenario:
+    rows: int          # table size before the stream
+    events: int        # change events in the stream
+    batch: int         # maxOffsetsPerTrigger
+    wrapped: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"rows{self.rows}-events{self.events}-batch{self.batch}-{'wrapped' if self.wrapped else 'plain'}"
+
+
+PROFILES = {
+    "smoke": {"base": Scenario(2_000, 3_000, 1_000), "batch": [], "rows": [], "wrapped": [],
+              "phases": False, "freshness": (200, 10)},
+    "standard": {"base": Scenario(100_000, 100_000, 10_000), "batch": [100_000], "rows": [1_000_000],
+                 "wrapped": [True], "freshness": (10_000, 30)},
+    "full": {"base": Scenario(1_000_000, 1_000_000, 100_000), "batch": [10_000, 1_000_000],
+             "rows": [100_000, 10_000_000], "wrapped": [True], "freshness": (10_000, 60)},
+}
+
+
+class Bench:
+    def __init__(self, work: Path, bootstrap: str) -> None:
+        self.work, self.bootstrap = work, bootstrap
+
+    def scenario(self, sc: Scenario, engines: tuple[str, ...], tag: str = "", env: dict | None = None) -> dict:
+        """Produce the scenario's stream to a new topic, seed the tables, run each engine."""
+        d = self._fresh_dir(sc.name + tag)
+        stream = Stream(sc.rows, wrapped=sc.wrapped)
+        topic = f"bench.{sc.name}{tag}.{int(time.time())}"
+        create_topics(self.bootstrap, {topic: PARTITIONS})
+        records = produce(self.bootstrap, topic, stream.events(sc.events))
+        self._seed(d, sc.rows)
+        print(f"{sc.name}: {sc.events} events ({records} records) on {topic}, table of {sc.rows} rows", flush=True)
+        result = {"scenario": {**asdict(sc), "name": sc.name}, "records": records, "engines": {}}
+        for engine in engines:
+            run = getattr(self, f"_{engine}")
+            result["engines"][engine] = run(sc, d, topic, env) if env else run(sc, d, topic)
+        wrong = self._keys_wrong({e: d / TABLE_DIRS[e] for e in engines}, stream, d)
+        for engine, figures in result["engines"].items():
+            figures["keys_wrong"] = wrong[engine]
+            print(f"  {engine}: {figures['events_per_s']:.0f} events/s, {figures['seconds_per_batch']:.2f} s/batch, "
+                  f"{figures['batches']} batches, wall {figures['wall_s']:.0f} s, peak {figures['peak_rss_mb']:.0f} MB, "
+                  f"keys wrong {figures['keys_wrong']}", flush=True)
+        return result
+
+    # --- engines -----------------------------------------------------------------------------
+
+    def _cdc_delta(self, sc: Scenario, d: Path, topic: str, env: dict | None = None) -> dict:
+        config = d / "cdc_delta.yaml"
+        config.write_text(yaml.safe_dump(pipeline_config(d, topic, self.bootstrap, sc.batch)))
+        metrics = d / "cdc_delta.jsonl"
+        run = measured([PY, "-m", "cdc_delta", "run", "--config", str(config), "--metrics-json", str(metrics)],
+                       d / "cdc_delta.log", env)
+        batches = _jsonl(metrics)
+        figures = self._figures(sc, run, batches)
+        phases: dict[str, float] = {}
+        for b in batches:
+            for k, v in b.get("phases", {}).items():
+                phases[k] = phases.get(k, 0.0) + v / len(batches)
+        return {**figures, "phases_per_batch": {k: round(v, 3) for k, v in phases.items()}}
+
+    def _seed_recipe(self, sc: Scenario, d: Path, topic: str) -> dict:
+        times = d / "seed_recipe.jsonl"
+        run = measured([PY, "-m", "benchmarks.seed_recipe", self.bootstrap, topic, str(d / "seed_recipe"),
+                        str(d / "seed_recipe_ck"), str(sc.batch), "1" if sc.wrapped else "0", str(times)],
+                       d / "seed_recipe.log")
+        return self._figures(sc, run, _jsonl(times))
+
+    def _delta_rs(self, sc: Scenario, d: Path, topic: str) -> dict:
+        times = d / "delta_rs.jsonl"
+        run = measured([PY, "-m", "benchmarks.delta_rs_loop", self.bootstrap, topic, str(d / "delta_rs"),
+                        str(sc.batch), "1" if sc.wrapped else "0", str(times)], d / "delta_rs.log")
+        return self._figures(sc, run, _jsonl(times))
+
+    def _figures(self, sc: Scenario, run, batches: list[dict]) -> dict:
+        if run.returncode != 0:
+            raise SystemExit(f"benchmark run failed (exit {run.returncode}); see {run.log}:\n"
+                             + run.log.read_text()[-3000:])
+        busy = sum(b["seconds"] for b in batches)
+        return {"events_per_s": round(sc.events / busy, 1) if busy else 0.0, "batches": len(batches),
+                "seconds_per_batch": round(busy / max(1, len(batches)), 3), "busy_s": round(busy, 2),
+                "wall_s": run.seconds, "peak_rss_mb": round(run.peak_rss_mb)}
+
+    def _keys_wrong(self, tables: dict[str, Path], stream: Stream, d: Path) -> dict[str, int]:
+        """Per engine, the keys its table got wrong (all tables exported by one Spark run)."""
+        pairs = [str(p) for table in tables.values() for p in (table, table.with_name(table.name + ".export"))]
+        run = measured([PY, "-m", "benchmarks.tables", "export", *pairs], d / "export.log")
+        if run.returncode != 0:
+            raise SystemExit(f"could not read the result tables; see {run.log}")
+        wrong = {}
+        for engine, table in tables.items():
+            t = pq.read_table(table.with_name(table.name + ".export"))
+            found = dict(zip(t.column("id").to_pylist(), zip(t.column("rev").to_pylist(), t.column("head").to_pylist())))
+            wrong[engine] = stream.keys_wrong(found)
+        return wrong
+
+    # --- phases and freshness ----------------------------------------------------------------
+
+    def phases(self, sc: Scenario) -> dict:
+        """cdc-delta alone, each phase computed where it is timed (a count or two more per
+        batch than a plain run), for the split of a batch's seconds."""
+        result = self.scenario(sc, ("cdc_delta",), "-phases", {"CDC_DELTA_PHASE_TIMING": "1"})
+        return result["engines"]["cdc_delta"]
+
+    def freshness(self, rows: int, rate: int, seconds: int) -> dict:
+        """cdc-delta as a service (processing time, as fast as it can) while events arrive at
+        `rate` per second: seconds from an event's ts_ms to the end of its batch."""
+        d = self._fresh_dir(f"freshness-{rate}")
+        stream, topic = Stream(rows), f"bench.freshness.{rate}.{int(time.time())}"
+        create_topics(self.bootstrap, {topic: PARTITIONS})
+        self._seed(d, rows)
+        config = d / "cdc_delta.yaml"
+        trigger = {"kind": "processing_time", "interval": "0 seconds"}
+        config.write_text(yaml.safe_dump(pipeline_config(d, topic, self.bootstrap, rate * 60, trigger)))
+        metrics = d / "cdc_delta.jsonl"
+        with open(d / "cdc_delta.log", "w") as log:
+            service = subprocess.Popen([PY, "-m", "cdc_delta", "run", "--config", str(config), "--metrics-json",
+                                        str(metrics)], cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            warm = produce(self.bootstrap, topic, stream.events(1000))
+            _wait(lambda: _records_in(metrics) >= warm, service, 600)
+            produced = _paced(self.bootstrap, topic, stream, rate, seconds)
+            _wait(lambda: _records_in(metrics) >= warm + len(produced), service, 1200)
+        finally:
+            service.send_signal(signal.SIGTERM)
+            service.wait(300)
+        batches = _jsonl(metrics)
+        lags = freshness([p[:3] for p in produced if p[3]], batches, topic)
+        return {"rate": rate, "seconds": seconds, "events": sum(1 for p in produced if p[3]),
+                "achieved_rate": round(sum(1 for p in produced if p[3]) / seconds),
+                "p50_s": round(percentile(lags, 0.5), 2), "p95_s": round(percentile(lags, 0.95), 2),
+                "batches": len(batches)}
+
+    # --- helpers -----------------------------------------------------------------------------
+
+    def _fresh_dir(self, name: str) -> Path:
+        d = self.work / name
+        shutil.rmtree(d, ignore_errors=True)
+        d.mkdir(parents=True)
+        return d
+
+    def _seed(self, d: Path, rows: int) -> None:
+        run = measured([PY, "-m", "benchmarks.tables", "seed", str(d), str(rows)], d / "seed.log")
+        if run.returncode != 0:
+            raise SystemExit(f"seeding failed; see {run.log}:\n" + run.log.read_text()[-3000:])
+
+
+def _paced(bootstrap: str, topic: str, stream: Stream, rate: int, seconds: int) -> list[tuple]:
+    """Produce `rate` events per second for `seconds`, ts_ms = the moment of sending; returns
+    (partition, offset, ts seconds, is_change) per record as acknowledged."""
+    from confluent_kafka import Producer
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "log_level": "3"})
+    acked: list[tuple] = []
+
+    def delivered(err, msg):
+        if err is None:
+            acked.append((msg.partition(), msg.offset(), msg.timestamp()[1] / 1000, msg.value() is not None))
+
+    started = time.time()
+    sent = 0
+    while (now := time.time()) < started + seconds:
+        due = int((now - started) * rate)
+        for key, value in stream.events(max(0, due - sent), ts_ms=int(now * 1000)):
+            producer.produce(topic, key=key, value=value, on_delivery=delivered, timestamp=int(now * 1000))
+        sent = max(sent, due)
+        producer.poll(0)
+        time.sleep(0.02)
+    producer.flush(60)
+    return acked
+
+
+def _jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _records_in(metrics: Path) -> int:
+    return sum(b["records_in"] for b in _jsonl(metrics))
+
+
+def _wait(condition, process: subprocess.Popen, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if process.poll() is not None:
+            raise SystemExit(f"cdc-delta stopped (exit {process.returncode}) before catching up")
+        if time.monotonic() > deadline:
+            raise SystemExit("cdc-delta did not catch up in time")
+        time.sleep(0.5)
+
+
+def kafka(command: str, port: int) -> None:
+    env = {**os.environ, "KAFKA_PORT": str(port), "KAFKA_CONTROLLER_PORT": str(port + 1)}
+    subprocess.run(["bash", "scripts/kafka.sh", command], cwd=REPO, env=env, check=True, capture_output=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--profile", choices=sorted(PROFILES), default="standard")
+    ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results", help="where results go")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/cdc-delta-bench"), help="tables, topics' logs")
+    args = ap.parse_args(argv)
+    profile = PROFILES[args.profile]
+    port = int(os.environ.get("BENCH_KAFKA_PORT", "19992"))
+    kafka("reset", port)
+    kafka("start", port)
+    bench = Bench(args.work, f"127.0.0.1:{port}")
+    base: Scenario = profile["base"]
+    everyone = ("cdc_delta", "seed_recipe", "delta_rs")
+    results = {"profile": args.profile, "base": bench.scenario(base, everyone), "sweeps": []}
+    try:
+        for batch in profile["batch"]:
+            results["sweeps"].append(bench.scenario(replace(base, batch=batch), everyone))
+        for rows in profile["rows"]:
+            results["sweeps"].append(bench.scenario(replace(base, rows=rows), everyone))
+        for wrapped in profile["wrapped"]:
+            results["sweeps"].append(bench.scenario(replace(base, wrapped=wrapped), everyone))
+        if profile.get("phases", True):
+            results["phases"] = bench.phases(base)
+        results["freshness"] = bench.freshness(base.rows, *profile["freshness"])
+    finally:
+        kafka("stop", port)
+    from .report import write_report
+    write_report(results, args.out)
+    print(f"results: {args.out / 'results.md'}")
+
+
+if __name__ == "__main__":
+    main()

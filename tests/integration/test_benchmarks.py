@@ -1,0 +1,33 @@
+"""The benchmark harness at its smoke size: it runs end to end, and its comparison counts
+wrong keys (cdc-delta none; the seed recipe writes TOAST placeholders as values). Times are
+reported, never asserted."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ..conftest import REPO
+
+pytestmark = pytest.mark.slow
+KAFKA_PORT = 19892
+
+
+def test_benchmark_smoke(tmp_path):
+    out = tmp_path / "results"
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.run", "--profile", "smoke", "--out", str(out),
+                           "--work", str(tmp_path / "work")], cwd=REPO, capture_output=True, text=True,
+                          env={**os.environ, "BENCH_KAFKA_PORT": str(KAFKA_PORT)}, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    results = json.loads((out / "results.json").read_text())
+    engines = results["base"]["engines"]
+    assert engines["cdc_delta"]["keys_wrong"] == 0
+    assert engines["seed_recipe"]["keys_wrong"] > 0 and engines["delta_rs"]["keys_wrong"] > 0
+    assert all(e["batches"] >= 3 and e["events_per_s"] > 0 for e in engines.values())
+    assert results["freshness"]["events"] > 0 and results["freshness"]["p95_s"] >= results["freshness"]["p50_s"]
+    assert "| 2,000 | 3,000 | 1,000 | off |" in (out / "results.md").read_text()
+    assert all((out / f"{name}.png").stat().st_size > 1000 for name in ("throughput", "batch_seconds", "phases"))
