@@ -237,7 +237,7 @@ class BatchHandler:
             reduced.unpersist()
         newest = max((r["ts"] for r in stats.values() if r["ts"] is not None), default=None)
         if newest is not None:
-            report.newest_source_ms = max(newest, report.newest_source_ms or newest)
+            report.saw_source_time(newest)
         if newest is not None and batch_id % GC_EVERY_BATCHES == 0:
             figures.tombstones_collected = lake.collect_tombstones(
                 self.spark, where, newest, view.spec.retention_ms)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any, Iterator
+
+_UPDATES = threading.Lock()      # tables of a batch are applied from several threads
 
 
 @dataclass
@@ -35,7 +38,7 @@ class BatchReport:
     seconds: float = 0.0
     tables: dict[str, TableFigures] = field(default_factory=dict)
     offsets: dict[str, Any] = field(default_factory=dict)
-    phases: dict[str, float] = field(default_factory=dict)     # seconds per step of the batch
+    phases: dict[str, float] = field(default_factory=dict)     # seconds per step, summed over tables
     newest_source_ms: int | None = None     # the latest source ts_ms among the batch's changes
 
     @contextmanager
@@ -44,7 +47,12 @@ class BatchReport:
         try:
             yield
         finally:
-            self.phases[name] = round(self.phases.get(name, 0.0) + time.monotonic() - started, 3)
+            with _UPDATES:
+                self.phases[name] = round(self.phases.get(name, 0.0) + time.monotonic() - started, 3)
+
+    def saw_source_time(self, ts_ms: int) -> None:
+        with _UPDATES:
+            self.newest_source_ms = max(ts_ms, self.newest_source_ms or ts_ms)
 
     def total(self, name: str) -> int:
         return sum(getattr(t, name) for t in self.tables.values())
