@@ -71,7 +71,9 @@ def test_second_writer_refused_while_the_first_runs(tmp_path):
     assert "stopped by SIGTERM" in out
 
 
-KILLS = 20
+# The suite kills once at each point; CDC_DELTA_FAULT_KILLS=20 makes it the full run (20 kills
+# over the workload: about ten minutes alone on 2 cores, too long for every CI run).
+KILLS = int(os.environ.get("CDC_DELTA_FAULT_KILLS", "4"))
 # one fault per run, in turn: (point, visit within the run). A run first repeats the batch the
 # last one was killed in; the 'committed' fault on the second visit lets one batch through
 # per round, so the kills land on ever later batches; a quarantine fault waits for the next
@@ -81,8 +83,8 @@ SCHEDULE = [("read", 1), ("merge", 1), ("quarantine", 1), ("committed", 2)]
 
 def test_kill_9_at_random_points_then_resume(spark, broker, tmp_path):
     """SIGKILL while reading, inside a MERGE, inside a quarantine append, and after the tables
-    committed but before the checkpoint did, 20 times over one workload; each run starts over
-    from its checkpoint. The final tables equal the reference replay."""
+    committed but before the checkpoint did, KILLS times over one workload; each run starts
+    over from its checkpoint. The final tables equal the reference replay."""
     changes = history(seed=41, events=900, keys=50)
     records = kafka_records(changes, seed=41, malformed=12)
     create_topics(broker, {"crash.items": 3})
@@ -102,15 +104,17 @@ def test_kill_9_at_random_points_then_resume(spark, broker, tmp_path):
             assert done.returncode == 0, done.stderr[-3000:]
             break            # the run drained the topic
         hits[done.stderr.strip().splitlines()[-1].removeprefix("fault: killed at ")] += 1
-    assert sum(hits.values()) >= KILLS and len(hits) == 4, hits
+    assert sum(hits.values()) >= KILLS and len(hits) == min(4, KILLS), hits
     config = load_config(path)
     rows = table_rows(spark, config, "items")
     assert len({r["id"] for r in rows}) == len(rows)                    # no row doubled
     assert rows == reference(changes)                                   # nothing lost, no delete undone
     bad = quarantine_rows(spark, config)
     assert len(bad) == 12 and len({(b["partition"], b["offset"]) for b in bad}) == 12   # each bad event once
-    print(f"kill -9: {sum(hits.values())} kills in {runs} runs ({dict(hits)}); {len(rows)} rows compared, "
-          f"{len(metrics(path))} batches reported")
+    figures = (f"kill -9: {sum(hits.values())} kills in {runs} runs ({dict(hits)}); {len(rows)} rows compared, "
+               f"0 lost, 0 doubled; {len(bad)} bad events quarantined once; {len(metrics(path))} batches reported")
+    (tmp_path / "figures.txt").write_text(figures + "\n")
+    print(figures)
 
 
 def test_broker_restart_mid_run(spark, broker, tmp_path):
