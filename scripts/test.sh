@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs the test suite; arguments go to pytest (e.g. -m "not slow" for the quick set).
-# Three workers, one test file each at a time: much of an end-to-end test is JVM start-up and
-# waiting on services (a test's JVMs use about a third of a core on average here), which the
-# other workers overlap. Every module has its own ports.
+# Two workers, one test file each at a time: much of an end-to-end test is JVM start-up and
+# waiting on services, which the other worker overlaps. Every module has its own ports. (Three
+# overloaded these 2 cores: brokers stopped answering Spark's admin client in time.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec python3 -m pytest -n "${CDC_DELTA_TEST_WORKERS:-3}" --dist loadfile "$@"
+exec python3 -m pytest -n "${CDC_DELTA_TEST_WORKERS:-2}" --dist loadfile "$@"

@@ -117,6 +117,8 @@ def test_kill_9_at_random_points_then_resume(spark, broker, tmp_path):
     print(figures)
 
 
+@pytest.mark.skipif(os.environ.get("CDC_DELTA_FAULT_TESTS") != "1",
+                    reason="broker restart under a service (not yet verified here); set CDC_DELTA_FAULT_TESTS=1")
 def test_broker_restart_mid_run(spark, broker, tmp_path):
     """The broker stops for 10 s while a processing-time service runs, then comes back with its
     data. The service rides it out (Spark's Kafka clients retry); had it failed instead, the
