@@ -90,19 +90,21 @@ class BatchHandler:
         changes: dict[str, DataFrame] = {}
         try:
             with faults.during("read"), report.phase("read_decode"):
-                if not self._count_origins(routed, report):
+                summary = _summary(routed)
+                if not _count_origins(summary, report):
                     return report, None
-                views = self._views(routed)
+                views = self._views(summary, routed)
                 changes = {n: table_changes(routed, v).persist() for n, v in views.items()}
+                stats, errors = _op_stats(changes, views)
+                report.quarantined = sum(r["bad"] for r in summary) + errors
                 bad = self._quarantined(routed, changes, batch_id).persist()
-                report.quarantined = bad.count()
             metadata = {"pipeline": self.config.pipeline, "batch_id": batch_id, "app_id": app_id,
                         "offsets": report.offsets}
             with lake.commit_metadata([self.spark, raw.sparkSession], metadata):
                 if quarantine and report.quarantined:
                     with faults.during("quarantine"), report.phase("quarantine"):
                         write_quarantine(bad, self.quarantine, app_id, batch_id)
-                report.tables.update(self._apply_tables(views, changes, batch_id, app_id, report))
+                report.tables.update(self._apply_tables(views, changes, stats, batch_id, app_id, report))
             faults.point("committed")   # tables written, the checkpoint not yet
             report.seconds = round(time.monotonic() - started, 3)
             return report, bad
@@ -118,18 +120,6 @@ class BatchHandler:
                 "_cdc_error", F.when(unmatched & F.col("_cdc_op").isNotNull(), unmatched_reason())))
         return routed
 
-    def _count_origins(self, routed: DataFrame, report: BatchReport) -> int:
-        """Records in, Kafka tombstones and the end offset of each topic-partition or file."""
-        rows = routed.groupBy("_cdc_topic", "_cdc_partition", "_cdc_origin").agg(
-            F.count(F.lit(1)).alias("n"), F.sum(F.col("_cdc_is_tombstone").cast("int")).alias("tomb"),
-            F.max("_cdc_offset").alias("last")).collect()
-        for r in rows:
-            report.records_in += r["n"]
-            report.kafka_tombstones += r["tomb"] or 0
-            where = r["_cdc_origin"] or f"{r['_cdc_topic']}/{r['_cdc_partition']}"
-            report.offsets[where] = r["last"]
-        return report.records_in
-
     def _quarantined(self, routed: DataFrame, changes: dict[str, DataFrame], batch_id: int) -> DataFrame:
         pipeline = self.config.pipeline
         envelope_bad = routed.filter(F.col("_cdc_table").isNull() & F.col("_cdc_error").isNotNull())
@@ -144,23 +134,12 @@ class BatchHandler:
 
     # --- schema: what the events carry against what the tables hold -------------------------
 
-    def _views(self, routed: DataFrame) -> dict[str, TableView]:
-        seen = self._schema_summary(routed)
+    def _views(self, summary: list[Row], routed: DataFrame) -> dict[str, TableView]:
+        seen: dict[str, list[Row]] = {}
+        for r in summary:
+            if r["_cdc_table"] is not None and r["schema_keys"] is not None:
+                seen.setdefault(r["_cdc_table"], []).append(r)
         return {spec.name: self._view(spec, seen.get(spec.name, []), routed) for spec in self.config.tables}
-
-    def _schema_summary(self, routed: DataFrame) -> dict[str, list[Row]]:
-        """Per table and distinct event schema: the schema text and the image's column names."""
-        image = F.when(F.col("_cdc_op") == "d", F.col("_cdc_before")).otherwise(F.col("_cdc_after"))
-        ok = routed.filter(F.col("_cdc_table").isNotNull() & F.col("_cdc_error").isNull())
-        key_sets = F.collect_set(F.array_sort(F.map_keys(image)))  # few distinct sets per batch
-        rows = (ok.groupBy("_cdc_table", "_cdc_schema_id")
-                .agg(F.any_value("_cdc_schema", True).alias("schema"),
-                     F.array_distinct(F.flatten(key_sets)).alias("keys"))
-                .collect())
-        out: dict[str, list[Row]] = {}
-        for r in rows:
-            out.setdefault(r["_cdc_table"], []).append(r)
-        return out
 
     def _view(self, spec: TableSpec, seen: list[Row], routed: DataFrame) -> TableView:
         where = self.targets[spec.name]
@@ -168,8 +147,9 @@ class BatchHandler:
         columns = {c: s.sql_type for c, s in spec.column_specs.items()}
         if spec.schema_change == "evolve" and not spec.column_list:
             columns.update({c: t for c, t in existing.items() if c not in spec.columns})
-        variants = {r["_cdc_schema_id"]: image_fields(r["schema"]) for r in seen if r["schema"]}
-        new = sorted({k for r in seen for k in r["keys"] if k} - set(spec.columns) - set(columns))
+        schemas = {r["_cdc_schema_id"]: r["schema"] for r in seen if r["schema"]}
+        variants = {i: image_fields(text) for i, text in schemas.items()}
+        new = sorted({k for r in seen for k in r["schema_keys"] if k} - set(spec.columns) - set(columns))
         if new and spec.schema_change != "ignore" and not spec.column_list:
             columns.update(self._new_columns(spec, where, new, variants, routed))
         _check_types(spec.name, columns, variants)
@@ -194,29 +174,27 @@ class BatchHandler:
 
     # --- applying one table -----------------------------------------------------------------
 
-    def _apply_tables(self, views: dict[str, TableView], changes: dict[str, DataFrame], batch_id: int,
-                      app_id: str, report: BatchReport) -> dict[str, TableFigures]:
+    def _apply_tables(self, views: dict[str, TableView], changes: dict[str, DataFrame],
+                      stats: dict[str, dict[str, Row]], batch_id: int, app_id: str,
+                      report: BatchReport) -> dict[str, TableFigures]:
         """Each table's changes, tables side by side: most of a small table's time is spent
         waiting on Delta's log and commits, which overlap well (Spark runs jobs from several
         threads). The batch fails if any table fails, and a rerun repeats only what is missing."""
         def one(name: str) -> tuple[str, TableFigures]:
             good = changes[name].filter(F.col("_cdc_error").isNull())
-            return name, self._apply_table(views[name], good, batch_id, app_id, report)
+            return name, self._apply_table(views[name], good, stats.get(name, {}), batch_id, app_id, report)
 
         if len(views) == 1:
             return dict(map(one, views))
         with ThreadPoolExecutor(max_workers=min(len(views), TABLE_THREADS)) as pool:
             return dict(pool.map(one, views))
 
-    def _apply_table(self, view: TableView, good: DataFrame, batch_id: int, app_id: str,
-                     report: BatchReport) -> TableFigures:
+    def _apply_table(self, view: TableView, good: DataFrame, stats: dict[str, Row], batch_id: int,
+                     app_id: str, report: BatchReport) -> TableFigures:
+        """`stats`: per op of the table's good changes, their count, newest position and
+        source time, and how many change the key."""
         where = self.targets[view.name]
         figures = TableFigures()
-        with report.phase("reduce"):
-            stats = {r["_cdc_op"]: r for r in good.groupBy("_cdc_op").agg(
-                F.count(F.lit(1)).alias("n"), F.max("_cdc_seq").alias("seq"),
-                F.max("_cdc_source_ts").alias("ts"),
-                F.count(f"_cdc_ok_{view.keys[0]}").alias("key_changes")).collect()}
         figures.events = sum(r["n"] for r in stats.values())
         rows = good.filter(F.col("_cdc_op").isin(*ROW_OPS))
         if "t" in stats:
@@ -254,6 +232,51 @@ class BatchHandler:
         figures.truncated_rows = lake.apply_truncate(self.spark, where, stat["seq"], stat["ts"],
                                                      batch_id, f"{app_id}:truncate")
         return rows.filter(F.col("_cdc_seq") > lake.seq_literal(stat["seq"]))
+
+
+def _summary(routed: DataFrame) -> list[Row]:
+    """One pass over the batch: per topic-partition or file, table and event schema, the records,
+    Kafka tombstones, last offset and envelope errors; for applicable events, the schema text
+    and the image's column names (few distinct sets per batch)."""
+    ok = F.col("_cdc_table").isNotNull() & F.col("_cdc_error").isNull()
+    envelope_bad = F.col("_cdc_table").isNull() & F.col("_cdc_error").isNotNull()
+    image = F.when(F.col("_cdc_op") == "d", F.col("_cdc_before")).otherwise(F.col("_cdc_after"))
+    key_sets = F.collect_set(F.when(ok, F.array_sort(F.map_keys(image))))
+    return (routed.groupBy("_cdc_topic", "_cdc_partition", "_cdc_origin", "_cdc_table", "_cdc_schema_id")
+            .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("_cdc_is_tombstone").cast("int")).alias("tomb"),
+                 F.max("_cdc_offset").alias("last"), F.sum(envelope_bad.cast("int")).alias("bad"),
+                 F.any_value(F.when(ok, F.col("_cdc_schema")), True).alias("schema"),
+                 F.when(F.max(ok.cast("int")) == 1, F.array_distinct(F.flatten(key_sets))).alias("schema_keys"))
+            .collect())
+
+
+def _count_origins(summary: list[Row], report: BatchReport) -> int:
+    """Records in, Kafka tombstones and the end offset of each topic-partition or file."""
+    for r in summary:
+        report.records_in += r["n"]
+        report.kafka_tombstones += r["tomb"] or 0
+        where = r["_cdc_origin"] or f"{r['_cdc_topic']}/{r['_cdc_partition']}"
+        report.offsets[where] = max(r["last"], report.offsets.get(where, r["last"]))
+    return report.records_in
+
+
+def _op_stats(changes: dict[str, DataFrame], views: dict[str, TableView]) -> tuple[dict[str, dict[str, Row]], int]:
+    """One job for all tables: per table and op of its good changes, the count, newest position,
+    newest source time and key changes; and the number of bad changes of all tables."""
+    parts = [df.select(F.lit(name).alias("table"), "_cdc_op", F.col("_cdc_error").isNull().alias("ok"),
+                       "_cdc_seq", "_cdc_source_ts", F.col(f"_cdc_ok_{views[name].keys[0]}").isNotNull().alias("kc"))
+             for name, df in changes.items()]
+    every = parts[0]
+    for p in parts[1:]:
+        every = every.unionAll(p)
+    rows = every.groupBy("table", "_cdc_op", "ok").agg(
+        F.count(F.lit(1)).alias("n"), F.max("_cdc_seq").alias("seq"), F.max("_cdc_source_ts").alias("ts"),
+        F.sum(F.col("kc").cast("int")).alias("key_changes")).collect()
+    stats: dict[str, dict[str, Row]] = {}
+    for r in rows:
+        if r["ok"]:
+            stats.setdefault(r["table"], {})[r["_cdc_op"]] = r
+    return stats, sum(r["n"] for r in rows if not r["ok"])
 
 
 def _materialized_when_timing(df: DataFrame) -> DataFrame:

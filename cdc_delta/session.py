@@ -24,6 +24,9 @@ LOCAL_DEFAULTS = {
     "spark.databricks.delta.snapshotPartitions": "2",
     "spark.sql.streaming.stopGracefullyOnShutdown": "true",
     "spark.driver.memory": "2g",
+    # Spark keeps 100 compiled classes by default; one batch's plans (decode, reduce, guard,
+    # Delta's MERGE and log queries) need ~160, so each batch recompiled them all (~2 s).
+    "spark.sql.codegen.cache.maxEntries": "1000",
 }
 
 
