@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -54,11 +55,13 @@ def apply_truncate(spark: SparkSession, target: DeltaLocation, truncate_seq: Row
 
 
 def guard(spark: SparkSession, reduced: DataFrame, target: DeltaLocation, keys: list[str]) -> DataFrame:
-    """Drop changes not newer than a tombstone of their key or the table's last truncate."""
+    """Drop changes older than a tombstone of their key, or not newer than the table's last
+    truncate. A delete at its own tombstone's position passes: its tombstone may be committed
+    while the MERGE that applies it was not (merge_changes writes both at once)."""
     tomb = target.child("tombstones").read(spark).select(*[col(k) for k in keys], F.col(SEQ_COLUMN).alias("_cdc_tomb_seq"))
     trunc = target.child("truncates").read(spark).agg(F.max(SEQ_COLUMN).alias("_cdc_trunc_seq"))
     r = reduced.alias("r")
-    superseded = [F.col(f"r.{quote(k)}") == tomb[quote(k)] for k in keys] + [tomb["_cdc_tomb_seq"] >= F.col(f"r.{SEQ_COLUMN}")]
+    superseded = [F.col(f"r.{quote(k)}") == tomb[quote(k)] for k in keys] + [tomb["_cdc_tomb_seq"] > F.col(f"r.{SEQ_COLUMN}")]
     cond = superseded[0]
     for c in superseded[1:]:
         cond = cond & c
@@ -70,16 +73,24 @@ def guard(spark: SparkSession, reduced: DataFrame, target: DeltaLocation, keys: 
 def merge_changes(spark: SparkSession, target: DeltaLocation, changes: DataFrame,
                   keys: list[str], values: list[str], has_deletes: bool, batch_id: int,
                   app_id: str) -> tuple[int, int, int]:
-    """One MERGE into the target, then the tombstones of its deletes (when there are any).
+    """One MERGE into the target and, side by side with it, the tombstones of its deletes (when
+    there are any): two commits to two tables overlap, and either order of landing is safe.
 
     Tombstones are appended (idempotent per batch), not merged: the guard asks whether any
-    tombstone of the key is at or after the change, so older tombstones need no rewrite."""
-    metrics = _run_merge(target, changes, merge_plan(keys, values))
-    if has_deletes:
-        deletes = changes.filter(F.col("_cdc_op") == "d").select(*[col(k) for k in keys], SEQ_COLUMN, TS_COLUMN)
-        append_once(deletes, target.child("tombstones"), f"{app_id}:tombstones", batch_id)
+    tombstone of the key is after the change, so older tombstones need no rewrite."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        tombstones = pool.submit(_append_tombstones, target, changes, keys, app_id, batch_id) if has_deletes else None
+        metrics = _run_merge(target, changes, merge_plan(keys, values))
+        if tombstones is not None:
+            tombstones.result()
     return (metrics.get("num_inserted_rows", 0), metrics.get("num_updated_rows", 0),
             metrics.get("num_deleted_rows", 0))
+
+
+def _append_tombstones(target: DeltaLocation, changes: DataFrame, keys: list[str], app_id: str,
+                       batch_id: int) -> None:
+    deletes = changes.filter(F.col("_cdc_op") == "d").select(*[col(k) for k in keys], SEQ_COLUMN, TS_COLUMN)
+    append_once(deletes, target.child("tombstones"), f"{app_id}:tombstones", batch_id)
 
 
 def collect_tombstones(spark: SparkSession, target: DeltaLocation, newest_source_ts: int,

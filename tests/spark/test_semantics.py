@@ -124,6 +124,26 @@ def test_late_duplicates_and_tombstones(spark, tmp_path):
     assert table_rows(spark, config, "items") == [row(1, "back"), row(2, "keep")]
 
 
+def test_delete_whose_tombstone_landed_without_its_merge_applies_on_replay(spark, tmp_path, monkeypatch):
+    """The tombstone append and the MERGE commit side by side; a crash may keep either one."""
+    from cdc_delta.lake import apply
+    config, h = setup(spark, tmp_path)
+    h.process(raw_batch(spark, [PG.event("c", None, row(1), 10, 1), PG.event("c", None, row(2), 11, 1)]), 0)
+    delete = [PG.event("d", row(1), None, 20, 2), PG.event("u", None, row(2, "y"), 21, 2)]
+
+    def crash(*args):
+        raise RuntimeError("killed inside the MERGE")
+    with monkeypatch.context() as m:
+        m.setattr(apply, "_run_merge", crash)
+        with pytest.raises(RuntimeError):
+            h.process(raw_batch(spark, delete, first_offset=2), 1)
+    tombstones = DeltaTable.forPath(spark, str(tmp_path / "lake" / "items" / "_cdc_tombstones")).toDF().collect()
+    assert [t["id"] for t in tombstones] == [1]
+    assert table_rows(spark, config, "items") == [row(1), row(2)]
+    h.process(raw_batch(spark, delete, first_offset=2), 1)
+    assert table_rows(spark, config, "items") == [row(2, "y")]
+
+
 def test_batch_replayed_after_a_crash_changes_nothing(spark, tmp_path):
     config, h = setup(spark, tmp_path)
     batch = [PG.event("c", None, row(1), 10, 1), PG.event("d", row(1), None, 20, 2),
