@@ -16,6 +16,9 @@ ENVELOPE = ("before map<string,string>, after map<string,string>, op string, ts_
 WRAPPED = f"schema string, payload struct<{ENVELOPE}>, {ENVELOPE}, _corrupt string"
 LOOSE = "schema string, payload string, before string, after string, op string, source string"
 OPS = ("c", "u", "d", "r", "t", "m")
+# from_json keeps the last of repeated keys and ignores text after the first JSON value; the
+# strict checks parse again (as a variant, whose size limit is 16 MiB) up to this size
+STRICT_JSON_MAX_BYTES = 8 * 1024 * 1024
 ENVELOPE_FIELDS = ("before", "after", "op", "ts_ms", "source", "transaction")
 
 # the input contract of every source: one row per Kafka record; a source may add `old_key`,
@@ -65,6 +68,7 @@ def _envelope_error(text: Column, op: Column, max_value_bytes: int) -> Column:
     """The first thing wrong with a record as an envelope, or null."""
     value = F.col("_cdc_value")
     loose = F.from_json(text, LOOSE)
+    strict = F.length(value) <= STRICT_JSON_MAX_BYTES
     return (
         F.when(value.isNull(), F.lit(None))
         .when(F.length(value) > max_value_bytes, F.format_string(
@@ -74,6 +78,10 @@ def _envelope_error(text: Column, op: Column, max_value_bytes: int) -> Column:
         .when(F.col("_j._corrupt").isNotNull(), _diagnose(loose))
         .when(op.isNull(), F.lit("no 'op' field: not a Debezium change event envelope"))
         .when(~op.isin(*OPS), F.format_string("unknown op '%s'; allowed: %s", op, F.lit(", ".join(OPS))))
+        .when(strict & F.try_parse_json(text).isNull(), F.lit(
+            "ambiguous JSON: a key appears twice in one object (or a bare NaN/Infinity number)"))
+        .when(strict & ~F.json_array_length(F.concat(F.lit("["), text, F.lit("]"))).eqNullSafe(1),
+              F.lit("malformed JSON: text follows the JSON object"))
     )
 
 

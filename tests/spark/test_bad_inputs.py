@@ -1,4 +1,4 @@
-"""A corpus of bad and hostile events (49 kinds) in one batch with good ones: each bad event is
+"""A corpus of bad and hostile events (56 kinds) in one batch with good ones: each bad event is
 quarantined once with its own reason and its raw bytes, the good events of the same batch are
 applied, and nothing is lost. A value over decoding.max_value_bytes is not parsed at all."""
 
@@ -61,6 +61,13 @@ BAD = [
     (good(50).replace('"note":"ok"', '"note":' + '{"a":' * 3000 + "1" + "}" * 3000), "malformed JSON"),
     (good(50).replace('"note":"ok"', '"note":"' + "y" * 10_000_000 + '"'), "over decoding.max_value_bytes"),
     ("", "no 'op' field"),
+    (good(50)[:-1] + ',"op":"d"}', "a key appears twice in one object"),                      # duplicate keys
+    (good(50).replace('"id":50', '"id":50,"id":51'), "a key appears twice in one object"),
+    (good(50).replace('"connector":', '"lsn":1,"connector":'), "a key appears twice in one object"),
+    (good(50).replace('"id":50', '"id":NaN'), "bare NaN/Infinity"),
+    (good(50) + " trailing", "text follows the JSON object"),
+    (good(50) + good(50), "text follows the JSON object"),
+    (good(50) + "," + good(50), "text follows the JSON object"),
     ("null", "malformed JSON"),
     ('"hello"', "malformed JSON"),
     ("42", "malformed JSON"),
@@ -96,7 +103,7 @@ def test_bad_events_quarantined_with_reasons_good_events_applied(spark, tmp_path
                          decoding={"max_value_bytes": 5_000_000})
     h = handler(spark, config)
     big_note = "x" * 2_000_000
-    values = [good(1)] + [v for v, _ in BAD] + [good(2, big_note), None, good(3)]
+    values = [good(1)] + [v for v, _ in BAD] + [good(2, big_note), None, good(3) + " \n"]  # whitespace after is fine
     report, _ = h.process(raw_batch(spark, values), 0)
 
     quarantined = quarantine_rows(spark, config)
