@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from .errors import SetupError
@@ -15,6 +15,7 @@ from .errors import SetupError
 # Java client settings with another name in librdkafka, and those it has no equivalent for
 RENAMED = {"sasl.mechanism": "sasl.mechanisms"}
 JAVA_ONLY = re.compile(r"^(sasl\.jaas\.config|sasl\.login\..*|ssl\.(truststore|keystore)\..*|.*\.class)$")
+UNKNOWN_PROPERTY = re.compile(r'No such configuration property: "([^"]+)"')
 JAAS_FIELD = re.compile(r'\b(username|password)\s*=\s*"([^"]*)"')
 
 
@@ -33,9 +34,23 @@ def _common(bootstrap: str, options: dict[str, str] | None) -> dict[str, str]:
     return conf
 
 
+def _client(factory, conf: dict[str, str]):
+    """A librdkafka client from settings written for the Java client: those librdkafka has no
+    property for (default.api.timeout.ms, max.poll.records, …) only tune Spark's reader."""
+    conf = dict(conf)
+    while True:
+        try:
+            return factory(conf)
+        except KafkaException as exc:
+            unknown = UNKNOWN_PROPERTY.search(str(exc))
+            if not unknown or unknown.group(1) not in conf:
+                raise
+            del conf[unknown.group(1)]
+
+
 def create_topics(bootstrap: str, topics: dict[str, int], options: dict[str, str] | None = None) -> None:
     """Create topics (name -> partitions) that do not exist yet."""
-    admin = AdminClient(_common(bootstrap, options))
+    admin = _client(AdminClient, _common(bootstrap, options))
     existing = set(admin.list_topics(timeout=10).topics)
     wanted = [NewTopic(t, num_partitions=n, replication_factor=1) for t, n in topics.items() if t not in existing]
     for topic, future in (admin.create_topics(wanted) if wanted else {}).items():
@@ -49,7 +64,7 @@ def create_topics(bootstrap: str, topics: dict[str, int], options: dict[str, str
 def produce(bootstrap: str, topic: str, records: Iterable[tuple[bytes | None, bytes | None]],
             partition: int | None = None, options: dict[str, str] | None = None) -> int:
     """Send (key, value) records in order and wait until all are acknowledged."""
-    producer = Producer({**_common(bootstrap, options), "enable.idempotence": True, "linger.ms": 5})
+    producer = _client(Producer, {**_common(bootstrap, options), "enable.idempotence": True, "linger.ms": 5})
     count = 0
     for key, value in records:
         kwargs = {"partition": partition} if partition is not None else {}
@@ -69,7 +84,7 @@ def produce(bootstrap: str, topic: str, records: Iterable[tuple[bytes | None, by
 def end_offsets(bootstrap: str, topics: list[str], options: dict[str, str] | None = None) -> dict[str, dict[int, int]]:
     """The next offset to be written, per topic and partition."""
     conf = {**_common(bootstrap, options), "group.id": "cdc-delta-status", "enable.auto.commit": False}
-    consumer = Consumer(conf)
+    consumer = _client(Consumer, conf)
     try:
         meta = consumer.list_topics(timeout=10)
         out: dict[str, dict[int, int]] = {}
@@ -85,7 +100,5 @@ def end_offsets(bootstrap: str, topics: list[str], options: dict[str, str] | Non
 
 
 def topics_matching(bootstrap: str, pattern: str, options: dict[str, str] | None = None) -> list[str]:
-    import re
-
-    names = AdminClient(_common(bootstrap, options)).list_topics(timeout=10).topics
+    names = _client(AdminClient, _common(bootstrap, options)).list_topics(timeout=10).topics
     return sorted(t for t in names if re.fullmatch(pattern, t))
