@@ -45,6 +45,7 @@ class BatchHandler:
         self.on_report = on_report or (lambda r: None)
         self.failure: CdcDeltaError | None = None
         self.busy = False
+        self.batches_done = 0
         self.after_batch: Callable[[], None] = lambda: None
         self.app_id = config.pipeline     # another after a lost checkpoint (recovery.py)
 
@@ -75,6 +76,7 @@ class BatchHandler:
             self.busy = False
         if bad is not None:
             bad.unpersist()
+        self.batches_done += 1
         if report.records_in:
             self.on_report(report)
         self.after_batch()

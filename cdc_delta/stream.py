@@ -16,6 +16,9 @@ from .config.models import FilesSource, KafkaSource, PipelineConfig, Trigger, du
 from .errors import PipelineFailed
 from .writer_lock import holding_all
 
+RECONNECT_PAUSES_S = (5, 10, 20, 40, 60)
+KAFKA_UNREACHABLE = ("Timed out waiting for a node assignment", "org.apache.kafka.common.errors.TimeoutException",
+                     "org.apache.kafka.common.errors.DisconnectException", "Connection refused")
 KAFKA_TOMBSTONE_LINE = "null"  # Kafka Connect's file sink writes a null record value as 'null'
 
 
@@ -92,32 +95,65 @@ def kafka_options(src: KafkaSource) -> dict[str, str]:
 
 def run_pipeline(spark: SparkSession, config: PipelineConfig, handler: BatchHandler,
                  trigger: Trigger | None = None) -> str | None:
-    """Start the query and wait for it; turn a failure into one of our errors.
+    """Start the query and wait for it; turn a failure into one of our errors. When the Kafka
+    brokers become unreachable, restart the query from its checkpoint after a pause (nothing
+    is lost or applied twice: the checkpoint and the tables' positions say where to go on).
 
     Returns the name of the signal that stopped it, if one did."""
     handler.prepare()
     tables = holding_all({f"table {name}": where.path for name, where in handler.targets.items() if where.path},
                          config.pipeline)
+    stopper = GracefulStop(handler)
+    attempts = config.source.reconnect_attempts if isinstance(config.source, KafkaSource) else 0
+    failed_in_a_row = 0
+    try:
+        while True:
+            done_before = handler.batches_done
+            try:
+                _run_query(spark, config, handler, trigger, stopper)
+                return stopper.signal_name
+            except StreamingQueryException as exc:
+                if handler.failure is not None:
+                    raise handler.failure from None
+                if stopper.signal_name:
+                    return stopper.signal_name
+                failed_in_a_row = 1 if handler.batches_done > done_before else failed_in_a_row + 1
+                if not _kafka_unreachable(str(exc)) or failed_in_a_row > attempts:
+                    raise PipelineFailed(f"pipeline {config.pipeline} stopped: {_first_line(exc)[:400]} "
+                                         "(run with --debug for the trace)") from exc
+                pause = RECONNECT_PAUSES_S[min(failed_in_a_row, len(RECONNECT_PAUSES_S)) - 1]
+                cause = _first_line(exc).partition("terminated with exception: ")[2] or _first_line(exc)
+                print(f"warning: pipeline {config.pipeline}: Kafka unreachable ({cause[:200]}); restarting from "
+                      f"the checkpoint in {pause} s (attempt {failed_in_a_row} of {attempts})", flush=True)
+                if stopper.wait(pause):
+                    return stopper.signal_name
+    finally:
+        stopper.restore()
+        tables.close()
+
+
+def _run_query(spark: SparkSession, config: PipelineConfig, handler: BatchHandler,
+               trigger: Trigger | None, stopper: "GracefulStop") -> None:
     prepare = number_file_lines if isinstance(config.source, FilesSource) else (lambda df: df)
     writer = (open_source(spark, config).writeStream
               .foreachBatch(lambda df, batch_id: handler(prepare(df), batch_id))
               .option("checkpointLocation", os.path.abspath(config.checkpoint_path))
               .queryName(config.pipeline))
-    query = _with_trigger(writer, trigger or config.trigger).start()
-    stopper = GracefulStop(query, handler)
+    stopper.watch(_with_trigger(writer, trigger or config.trigger).start())
     try:
-        query.awaitTermination()
-    except StreamingQueryException as exc:
-        if handler.failure is not None:
-            raise handler.failure from None
-        if stopper.signal_name:
-            return stopper.signal_name
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise PipelineFailed(f"pipeline {config.pipeline} stopped: {first[:400]} (run with --debug for the trace)") from exc
+        stopper.query.awaitTermination()
     finally:
-        stopper.restore()
-        tables.close()
-    return stopper.signal_name
+        stopper.watch(None)
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _kafka_unreachable(message: str) -> bool:
+    """A failure of the Kafka clients to reach the brokers (not of the data or of our code)."""
+    return any(sign in message for sign in KAFKA_UNREACHABLE)
 
 
 def _with_trigger(writer, trigger: Trigger):
@@ -129,11 +165,13 @@ def _with_trigger(writer, trigger: Trigger):
 
 
 class GracefulStop:
-    """SIGTERM/SIGINT: let the running batch finish and commit, then stop the query."""
+    """SIGTERM/SIGINT: let the running batch finish and commit, then stop the query (or end a
+    pause between queries)."""
 
-    def __init__(self, query, handler: BatchHandler) -> None:
-        self.query, self.handler = query, handler
+    def __init__(self, handler: BatchHandler) -> None:
+        self.query, self.handler = None, handler
         self.signal_name: str | None = None
+        self._signalled = threading.Event()
         self.previous = {}
         if threading.current_thread() is threading.main_thread():
             self.previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
@@ -143,10 +181,20 @@ class GracefulStop:
 
     def _on_signal(self, signum, _frame) -> None:
         self.signal_name = signal.Signals(signum).name
+        self._signalled.set()
         busy = self.handler.busy
         print(f"received {self.signal_name}: stopping {'after the current batch' if busy else 'now'}", flush=True)
         if not busy:
             self._stop()
+
+    def watch(self, query) -> None:
+        self.query = query
+        if query is not None and self.signal_name:    # signalled while it was starting
+            self._stop()
+
+    def wait(self, seconds: float) -> bool:
+        """Pause; True when a signal ended the pause."""
+        return self._signalled.wait(seconds)
 
     def _after_batch(self) -> None:
         if self.signal_name:
@@ -154,7 +202,8 @@ class GracefulStop:
 
     def _stop(self) -> None:
         # never from the batch's own thread: stop() waits for that thread to end
-        threading.Thread(target=self.query.stop, daemon=True).start()
+        if self.query is not None:
+            threading.Thread(target=self.query.stop, daemon=True).start()
 
     def restore(self) -> None:
         for s, h in self.previous.items():

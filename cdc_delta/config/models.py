@@ -63,6 +63,9 @@ class KafkaSource(Model):
     min_offsets_per_trigger: int | None = Field(default=None, ge=1)
     max_trigger_delay: str | None = None
     fail_on_data_loss: bool = True
+    # restarts of the query from its checkpoint when the brokers can not be reached (pauses of
+    # 5, 10, 20, 40, 60 s); a committed batch starts the count again; 0 fails at once
+    reconnect_attempts: int = Field(default=5, ge=0)
     options: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("starting_offsets", mode="before")
