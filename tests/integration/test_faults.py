@@ -72,7 +72,7 @@ def test_second_writer_refused_while_the_first_runs(tmp_path):
 
 
 # The suite kills once at each point; CDC_DELTA_FAULT_KILLS=20 makes it the full run (20 kills
-# over the workload: about ten minutes alone on 2 cores, too long for every CI run).
+# in 21 runs over the workload: 16 minutes alone on 2 cores, too long for every CI run).
 KILLS = int(os.environ.get("CDC_DELTA_FAULT_KILLS", "4"))
 # one fault per run, in turn: (point, visit within the run). A run first repeats the batch the
 # last one was killed in; the 'committed' fault on the second visit lets one batch through
