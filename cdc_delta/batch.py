@@ -23,6 +23,7 @@ from .debezium.envelope import parse_envelopes
 from . import faults
 from .errors import CdcDeltaError, SchemaChangeRefused, TruncateRefused
 from .lake import apply as lake
+from .lake.guard import GuardBounds, guard, seq_literal
 from .lake.tables import DeltaLocation, add_columns, columns_ddl, create_if_missing, table_columns, META_COLUMNS
 from .metrics import BatchReport, TableFigures
 from .quarantine import ensure_quarantine, quarantine_rows, write_quarantine
@@ -48,6 +49,7 @@ class BatchHandler:
         self.batches_done = 0
         self.after_batch: Callable[[], None] = lambda: None
         self.app_id = config.pipeline     # another after a lost checkpoint (recovery.py)
+        self.bounds: dict[str, GuardBounds] = {}   # per table, read at its first batch
 
     @property
     def locations(self) -> list[DeltaLocation]:
@@ -97,7 +99,9 @@ class BatchHandler:
                     return report, None
                 views = self._views(summary, routed)
                 changes = {n: table_changes(routed, v).persist() for n, v in views.items()}
-                stats, errors = _op_stats(changes, views)
+                for name in views.keys() - self.bounds.keys():
+                    self.bounds[name] = GuardBounds.load(self.spark, self.targets[name])
+                stats, errors = _op_stats(changes, views, self.bounds)
                 report.quarantined = sum(r["bad"] for r in summary) + errors
                 bad = self._quarantined(routed, changes, batch_id).persist()
             metadata = {"pipeline": self.config.pipeline, "batch_id": batch_id, "app_id": app_id,
@@ -209,7 +213,11 @@ class BatchHandler:
                     rows = carry_across_key_change(rows, stored, view)
                 reduced = _materialized_when_timing(reduce_to_last_change(rows, view))
             with report.phase("guard"):
-                changes = _materialized_when_timing(lake.guard(self.spark, reduced, where, view.keys).persist())
+                older = any(r["older_than_tombstone"] for r in stats.values())
+                changes = guard(self.spark, reduced, where, view.keys, self.bounds[view.name], older)
+                changes = _materialized_when_timing(changes.persist())
+            if "d" in stats:   # raised before the write: a tombstone may land without its MERGE
+                self.bounds[view.name].raise_tombstone(stats["d"]["seq"])
             with faults.during("merge"), report.phase("merge"):
                 figures.inserted, figures.updated, figures.deleted = lake.merge_changes(
                     self.spark, where, changes, view.keys, view.values, "d" in stats, batch_id, app_id)
@@ -231,9 +239,10 @@ class BatchHandler:
         if policy == "ignore":
             return rows
         figures.truncates = stat["n"]
+        self.bounds[view.name].raise_truncate(stat["seq"])
         figures.truncated_rows = lake.apply_truncate(self.spark, where, stat["seq"], stat["ts"],
                                                      batch_id, f"{app_id}:truncate")
-        return rows.filter(F.col("_cdc_seq") > lake.seq_literal(stat["seq"]))
+        return rows.filter(F.col("_cdc_seq") > seq_literal(stat["seq"]))
 
 
 def _summary(routed: DataFrame) -> list[Row]:
@@ -262,18 +271,22 @@ def _count_origins(summary: list[Row], report: BatchReport) -> int:
     return report.records_in
 
 
-def _op_stats(changes: dict[str, DataFrame], views: dict[str, TableView]) -> tuple[dict[str, dict[str, Row]], int]:
+def _op_stats(changes: dict[str, DataFrame], views: dict[str, TableView],
+              bounds: dict[str, GuardBounds]) -> tuple[dict[str, dict[str, Row]], int]:
     """One job for all tables: per table and op of its good changes, the count, newest position,
-    newest source time and key changes; and the number of bad changes of all tables."""
+    newest source time, key changes and changes older than the table's newest tombstone; and
+    the number of bad changes of all tables."""
     parts = [df.select(F.lit(name).alias("table"), "_cdc_op", F.col("_cdc_error").isNull().alias("ok"),
-                       "_cdc_seq", "_cdc_source_ts", F.col(f"_cdc_ok_{views[name].keys[0]}").isNotNull().alias("kc"))
+                       "_cdc_seq", "_cdc_source_ts", F.col(f"_cdc_ok_{views[name].keys[0]}").isNotNull().alias("kc"),
+                       bounds[name].older_than_tombstone().alias("older"))
              for name, df in changes.items()]
     every = parts[0]
     for p in parts[1:]:
         every = every.unionAll(p)
     rows = every.groupBy("table", "_cdc_op", "ok").agg(
         F.count(F.lit(1)).alias("n"), F.max("_cdc_seq").alias("seq"), F.max("_cdc_source_ts").alias("ts"),
-        F.sum(F.col("kc").cast("int")).alias("key_changes")).collect()
+        F.sum(F.col("kc").cast("int")).alias("key_changes"),
+        F.sum(F.col("older").cast("int")).alias("older_than_tombstone")).collect()
     stats: dict[str, dict[str, Row]] = {}
     for r in rows:
         if r["ok"]:

@@ -1,4 +1,4 @@
-"""Apply one table's reduced changes: truncate barrier, position guard, MERGE, tombstones."""
+"""Apply one table's reduced changes: truncate barrier, MERGE, tombstones."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from pyspark.sql import Column, DataFrame, Row, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from ..debezium.order import SEQ_TYPE
 from ..names import col
+from .guard import seq_literal
 from .plan import MergePlan, merge_plan
 from .tables import SEQ_COLUMN, TS_COLUMN, DeltaLocation, create_if_missing, quote
 
@@ -52,22 +53,6 @@ def apply_truncate(spark: SparkSession, target: DeltaLocation, truncate_seq: Row
                                    f"{SEQ_COLUMN} {SEQ_TYPE}, {TS_COLUMN} bigint, batch_id bigint")
     append_once(marker, target.child("truncates"), app_id, batch_id)
     return count
-
-
-def guard(spark: SparkSession, reduced: DataFrame, target: DeltaLocation, keys: list[str]) -> DataFrame:
-    """Drop changes older than a tombstone of their key, or not newer than the table's last
-    truncate. A delete at its own tombstone's position passes: its tombstone may be committed
-    while the MERGE that applies it was not (merge_changes writes both at once)."""
-    tomb = target.child("tombstones").read(spark).select(*[col(k) for k in keys], F.col(SEQ_COLUMN).alias("_cdc_tomb_seq"))
-    trunc = target.child("truncates").read(spark).agg(F.max(SEQ_COLUMN).alias("_cdc_trunc_seq"))
-    r = reduced.alias("r")
-    superseded = [F.col(f"r.{quote(k)}") == tomb[quote(k)] for k in keys] + [tomb["_cdc_tomb_seq"] > F.col(f"r.{SEQ_COLUMN}")]
-    cond = superseded[0]
-    for c in superseded[1:]:
-        cond = cond & c
-    alive = r.join(tomb, cond, "left_anti").crossJoin(F.broadcast(trunc))
-    newer = F.col("_cdc_trunc_seq").isNull() | (F.col(SEQ_COLUMN) > F.col("_cdc_trunc_seq"))
-    return alive.filter(newer).drop("_cdc_trunc_seq")
 
 
 def merge_changes(spark: SparkSession, target: DeltaLocation, changes: DataFrame,
@@ -125,10 +110,4 @@ def append_once(df: DataFrame, where: DeltaLocation, app_id: str, batch_id: int)
         writer.save(where.path)
     else:
         writer.saveAsTable(where.name)
-
-
-def seq_literal(row: Row) -> Column:
-    """A ``_cdc_seq`` value collected to the driver, as a literal for comparisons."""
-    fields = [f.split(":") for f in SEQ_TYPE[len("struct<"):-1].split(",")]
-    return F.struct(*[F.lit(row[name]).cast(kind).alias(name) for name, kind in fields]).cast(SEQ_TYPE)
 
