@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from typing import Callable
 
 from pyspark.sql import DataFrame, Row, SparkSession
@@ -27,6 +28,7 @@ from .lake.guard import GuardBounds, guard, seq_literal
 from .lake.tables import DeltaLocation, add_columns, columns_ddl, create_if_missing, table_columns, META_COLUMNS
 from .metrics import BatchReport, TableFigures
 from .quarantine import ensure_quarantine, quarantine_rows, write_quarantine
+from .writer_lock import holding_all
 
 GC_EVERY_BATCHES = 10
 SAMPLE_VALUES = 1000
@@ -56,6 +58,12 @@ class BatchHandler:
         """Every Delta table a batch may commit to."""
         companions = [t.child(c) for t in self.targets.values() for c in ("tombstones", "truncates")]
         return [*self.targets.values(), *companions, self.quarantine]
+
+    def lock_tables(self) -> ExitStack:
+        """The writer lock of each path table (close the stack to release them): the guard's
+        positions kept in the driver hold only while no other process writes the tables."""
+        return holding_all({f"table {name}": where.path for name, where in self.targets.items() if where.path},
+                           self.config.pipeline)
 
     def prepare(self) -> None:
         """Create every table the pipeline writes, before the first batch."""

@@ -13,6 +13,11 @@ from .quarantine import as_raw_records, mark_replayed, pending
 def replay_quarantine(spark: SparkSession, config: PipelineConfig, table: str | None = None) -> str:
     handler = BatchHandler(spark, config)
     handler.prepare()
+    with handler.lock_tables():
+        return _replay(spark, config, handler, table)
+
+
+def _replay(spark: SparkSession, config: PipelineConfig, handler: BatchHandler, table: str | None) -> str:
     where = DeltaLocation.of(config.quarantine_location)
     waiting = pending(spark, where, config.pipeline, table).persist()
     total = waiting.count()

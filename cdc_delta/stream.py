@@ -14,7 +14,6 @@ from pyspark.sql import functions as F
 from .batch import BatchHandler
 from .config.models import FilesSource, KafkaSource, PipelineConfig, Trigger, duration_ms
 from .errors import PipelineFailed
-from .writer_lock import holding_all
 
 RECONNECT_PAUSES_S = (5, 10, 20, 40, 60)
 KAFKA_UNREACHABLE = ("Timed out waiting for a node assignment", "org.apache.kafka.common.errors.TimeoutException",
@@ -101,8 +100,7 @@ def run_pipeline(spark: SparkSession, config: PipelineConfig, handler: BatchHand
 
     Returns the name of the signal that stopped it, if one did."""
     handler.prepare()
-    tables = holding_all({f"table {name}": where.path for name, where in handler.targets.items() if where.path},
-                         config.pipeline)
+    tables = handler.lock_tables()
     stopper = GracefulStop(handler)
     attempts = config.source.reconnect_attempts if isinstance(config.source, KafkaSource) else 0
     failed_in_a_row = 0

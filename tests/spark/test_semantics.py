@@ -9,8 +9,9 @@ from delta.tables import DeltaTable
 
 from cdc_delta.debezium.encode import EventWriter
 from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
-from cdc_delta.errors import SchemaChangeRefused, TruncateRefused
+from cdc_delta.errors import SchemaChangeRefused, TruncateRefused, WriterBusy
 from cdc_delta.replay import replay_quarantine
+from cdc_delta.writer_lock import exclusive
 
 from .helpers import handler, make_config, quarantine_rows, raw_batch, table_rows
 
@@ -207,3 +208,7 @@ def test_replay_applies_quarantined_events_once_fixed(spark, tmp_path):
     (marked,) = quarantine_rows(spark, fixed)
     assert marked["replayed_batch"] is not None
     assert "nothing to replay" in replay_quarantine(spark, fixed)
+    # a replay writes the tables, so it waits its turn like a second run
+    with exclusive(fixed.target_of(fixed.tables[0]).path, "table items", "the service"):
+        with pytest.raises(WriterBusy, match="table items is being written by another run"):
+            replay_quarantine(spark, fixed)
