@@ -51,7 +51,7 @@ class BatchHandler:
         self.batches_done = 0
         self.after_batch: Callable[[], None] = lambda: None
         self.app_id = config.pipeline     # another after a lost checkpoint (recovery.py)
-        self.bounds: dict[str, GuardBounds] = {}   # per table, read at its first batch
+        self.bounds: dict[str, GuardBounds] = {}   # per table: see _load_bounds
 
     @property
     def locations(self) -> list[DeltaLocation]:
@@ -107,8 +107,7 @@ class BatchHandler:
                     return report, None
                 views = self._views(summary, routed)
                 changes = {n: table_changes(routed, v).persist() for n, v in views.items()}
-                for name in views.keys() - self.bounds.keys():
-                    self.bounds[name] = GuardBounds.load(self.spark, self.targets[name])
+                self._load_bounds(views)
                 stats, errors = _op_stats(changes, views, self.bounds)
                 report.quarantined = sum(r["bad"] for r in summary) + errors
                 bad = self._quarantined(routed, changes, batch_id).persist()
@@ -125,6 +124,13 @@ class BatchHandler:
         finally:
             for df in (routed, *changes.values()):
                 df.unpersist()
+
+    def _load_bounds(self, views: dict[str, TableView]) -> None:
+        """The guard's positions of each table in the batch: read at its first batch, or at every
+        batch for a catalog table (no writer lock keeps other writers away from it)."""
+        for name in views:
+            if name not in self.bounds or not self.targets[name].path:
+                self.bounds[name] = GuardBounds.load(self.spark, self.targets[name])
 
     def _routed(self, raw: DataFrame) -> DataFrame:
         routed = route(parse_envelopes(raw, self.config.decoding.max_value_bytes), list(self.config.tables))
