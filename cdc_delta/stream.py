@@ -117,12 +117,12 @@ def run_pipeline(spark: SparkSession, config: PipelineConfig, handler: BatchHand
                     return stopper.signal_name
                 failed_in_a_row = 1 if handler.batches_done > done_before else failed_in_a_row + 1
                 if not _kafka_unreachable(str(exc)) or failed_in_a_row > attempts:
-                    raise PipelineFailed(f"pipeline {config.pipeline} stopped: {_first_line(exc)[:400]} "
+                    raise PipelineFailed(f"pipeline {config.pipeline} stopped: {failure_cause(exc)[:400]} "
                                          "(run with --debug for the trace)") from exc
                 pause = RECONNECT_PAUSES_S[min(failed_in_a_row, len(RECONNECT_PAUSES_S)) - 1]
-                cause = _first_line(exc).partition("terminated with exception: ")[2] or _first_line(exc)
-                print(f"warning: pipeline {config.pipeline}: Kafka unreachable ({cause[:200]}); restarting from "
-                      f"the checkpoint in {pause} s (attempt {failed_in_a_row} of {attempts})", flush=True)
+                print(f"warning: pipeline {config.pipeline}: Kafka unreachable ({failure_cause(exc)[:200]}); "
+                      f"restarting from the checkpoint in {pause} s (attempt {failed_in_a_row} of {attempts})",
+                      flush=True)
                 if stopper.wait(pause):
                     return stopper.signal_name
     finally:
@@ -144,9 +144,12 @@ def _run_query(spark: SparkSession, config: PipelineConfig, handler: BatchHandle
         stopper.watch(None)
 
 
-def _first_line(exc: Exception) -> str:
+def failure_cause(exc: Exception) -> str:
+    """The first line of a query's failure, without Spark's `[STREAM_FAILED] Query [id = …,
+    runId = …] terminated with exception:` prefix."""
     text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return first.partition("terminated with exception: ")[2] or first
 
 
 def _kafka_unreachable(message: str) -> bool:
