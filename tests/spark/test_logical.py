@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import random
 from decimal import Decimal
 
 import pytest
@@ -27,6 +28,19 @@ def test_precise_decimals(spark):
               Decimal("1.28"), Decimal("999999999999999999999999999999999999.99"),
               Decimal("-999999999999999999999999999999999999.99")]
     got = decoded(spark, [decimal_b64(v, 2) for v in values], "decimal(38,2)", "Decimal", 2)
+    assert got == values
+
+
+@pytest.mark.parametrize("precision,scale", [(12, 2), (18, 0), (18, 9), (38, 2), (38, 17)])
+def test_precise_decimals_random_and_at_byte_edges(spark, precision, scale):
+    """Both decoders (up to 8 bytes, and up to 16) against Python, at random and where the
+    two's-complement bytes change length or sign."""
+    rng = random.Random(precision * 100 + scale)
+    top = 10 ** precision - 1
+    unscaled = [0, 1, -1, 127, 128, -128, -129, 255, 256, -256, 2 ** 63 - 1, -(2 ** 63), top, -top]
+    unscaled += [rng.randrange(-top, top + 1) for _ in range(300)]
+    values = [Decimal(f"{u}E-{scale}") for u in unscaled if abs(u) <= top]   # exact: no context rounding
+    got = decoded(spark, [decimal_b64(v, scale) for v in values], f"decimal({precision},{scale})", "Decimal", scale)
     assert got == values
 
 
