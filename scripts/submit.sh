@@ -19,5 +19,5 @@ PY
 exec "$SPARK_HOME/bin/spark-submit" --master "$MASTER" --deploy-mode client \
   --jars "$JARS" --py-files dist/cdc_delta.zip \
   --conf spark.executor.memory=1g --conf spark.sql.shuffle.partitions=2 \
-  --conf "spark.driver.extraJavaOptions=-Dlog4j.configurationFile=$PWD/cdc_delta/log4j2.properties" \
+  --conf "spark.driver.extraJavaOptions=-Dlog4j.configurationFile=$PWD/cdc_delta/log4j2.properties -XX:+UseParallelGC" \
   scripts/submit_main.py "$@"
