@@ -1,0 +1,106 @@
+"""Seconds per batch of cdc-delta variants on one stream, run in turns: the A/B used to judge
+an optimisation (the full profile in run.py is too slow and too noisy for that).
+
+    python -m benchmarks.ab --rows 100000 --events 50000 --batch 10000 --reps 2 \\
+        before=/tmp/wt-before now=. now4=.:spark.sql.shuffle.partitions=4
+
+A variant is NAME=CHECKOUT[:KEY=VALUE,...]: a checkout of this repository (`git worktree add
+/tmp/wt-before HEAD~1`) to run cdc-delta from, and Spark settings for its run. The stream is
+produced once; each run starts from a copy of the same seeded table, and the variants take turns
+so that drift of the machine touches them alike. Reported: the first (cold) batch, the mean of
+the other (warm) batches, and each variant's warm mean over the first variant's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from cdc_delta.kafka_io import create_topics, produce
+
+from .measure import REPO
+from .run import PARTITIONS, kafka
+from .stream import Stream
+from .tables import pipeline_config
+
+
+def variant(text: str) -> tuple[str, Path, dict[str, str]]:
+    name, _, rest = text.partition("=")
+    checkout, _, settings = rest.partition(":")
+    if not name or not checkout:
+        raise argparse.ArgumentTypeError(f"variant '{text}': expected NAME=CHECKOUT[:KEY=VALUE,...]")
+    return name, Path(checkout).resolve(), dict(kv.split("=", 1) for kv in settings.split(",") if kv)
+
+
+def run_once(work: Path, seed: Path, topic: str, bootstrap: str, batch: int, checkout: Path,
+             spark: dict[str, str]) -> tuple[float, list[float]]:
+    """One cdc-delta run over the whole topic: wall seconds and seconds of each batch."""
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(seed / "cdc_delta", work / "cdc_delta")
+    config = pipeline_config(work, topic, bootstrap, batch)
+    config["spark"] = spark
+    (work / "config.yaml").write_text(yaml.safe_dump(config))
+    metrics = work / "metrics.jsonl"
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "cdc_delta", "run", "--config", str(work / "config.yaml"),
+                           "--metrics-json", str(metrics)], cwd=checkout, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(checkout)})
+    wall = time.monotonic() - started
+    (work / "run.log").write_text(done.stdout + done.stderr)
+    if done.returncode:
+        raise SystemExit(f"run failed (exit {done.returncode}); see {work / 'run.log'}")
+    return wall, [json.loads(line)["seconds"] for line in metrics.read_text().splitlines()]
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=100_000, help="table size before the stream")
+    ap.add_argument("--events", type=int, default=50_000)
+    ap.add_argument("--batch", type=int, default=10_000, help="maxOffsetsPerTrigger")
+    ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--work", type=Path, default=Path("/tmp/cdc-delta-ab"))
+    ap.add_argument("variants", nargs="+", type=variant)
+    args = ap.parse_args(argv)
+    port = int(os.environ.get("BENCH_KAFKA_PORT", "19992"))
+    bootstrap = f"127.0.0.1:{port}"
+    seed = args.work / f"seed-{args.rows}"
+    if not seed.exists():
+        subprocess.run([sys.executable, "-m", "benchmarks.tables", "seed", str(seed), str(args.rows)], cwd=REPO,
+                       check=True)
+    kafka("start", port)
+    try:
+        warm = compare(args, bootstrap, seed)
+    finally:
+        kafka("stop", port)
+    base = sum(warm[args.variants[0][0]]) / args.reps
+    for name, means in warm.items():
+        mean = sum(means) / len(means)
+        print(f"{name:10} warm mean {mean:.2f} s ({mean / base:.2f}x {args.variants[0][0]})")
+
+
+def compare(args: argparse.Namespace, bootstrap: str, seed: Path) -> dict[str, list[float]]:
+    """Produce the stream once, then run the variants in turns; each one's warm means."""
+    topic = f"ab.{args.rows}.{args.events}.{int(time.time())}"
+    create_topics(bootstrap, {topic: PARTITIONS})
+    produce(bootstrap, topic, Stream(args.rows).events(args.events))
+    warm: dict[str, list[float]] = {name: [] for name, _, _ in args.variants}
+    for rep in range(args.reps):
+        for name, checkout, spark in args.variants:
+            wall, batches = run_once(args.work / f"{name}-{rep}", seed, topic, bootstrap, args.batch, checkout, spark)
+            rest = batches[1:] or batches
+            warm[name].append(sum(rest) / len(rest))
+            print(f"{name:10} run {rep}: wall {wall:6.1f} s, {len(batches)} batches, first {batches[0]:.2f} s, "
+                  f"warm mean {warm[name][-1]:.2f} s", flush=True)
+    return warm
+
+
+if __name__ == "__main__":
+    main()
