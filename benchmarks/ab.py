@@ -14,7 +14,6 @@ the other (warm) batches, and each variant's warm mean over the first variant's.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -26,8 +25,8 @@ import yaml
 
 from cdc_delta.kafka_io import create_topics, produce
 
-from .measure import REPO
-from .run import PARTITIONS, kafka
+from .measure import REPO, Run, measured
+from .run import PARTITIONS, _jsonl, kafka
 from .stream import Stream
 from .tables import pipeline_config
 
@@ -41,23 +40,19 @@ def variant(text: str) -> tuple[str, Path, dict[str, str]]:
 
 
 def run_once(work: Path, seed: Path, topic: str, bootstrap: str, batch: int, checkout: Path,
-             spark: dict[str, str]) -> tuple[float, list[float]]:
-    """One cdc-delta run over the whole topic: wall seconds and seconds of each batch."""
+             spark: dict[str, str]) -> tuple[Run, list[float]]:
+    """One cdc-delta run over the whole topic from `checkout`: the run and each batch's seconds."""
     shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(seed / "cdc_delta", work / "cdc_delta")
     config = pipeline_config(work, topic, bootstrap, batch)
     config["spark"] = spark
     (work / "config.yaml").write_text(yaml.safe_dump(config))
     metrics = work / "metrics.jsonl"
-    started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "cdc_delta", "run", "--config", str(work / "config.yaml"),
-                           "--metrics-json", str(metrics)], cwd=checkout, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(checkout)})
-    wall = time.monotonic() - started
-    (work / "run.log").write_text(done.stdout + done.stderr)
-    if done.returncode:
-        raise SystemExit(f"run failed (exit {done.returncode}); see {work / 'run.log'}")
-    return wall, [json.loads(line)["seconds"] for line in metrics.read_text().splitlines()]
+    run = measured([sys.executable, "-m", "cdc_delta", "run", "--config", str(work / "config.yaml"),
+                    "--metrics-json", str(metrics)], work / "run.log", {"PYTHONPATH": str(checkout)}, cwd=checkout)
+    if run.returncode:
+        raise SystemExit(f"run failed (exit {run.returncode}); see {run.log}")
+    return run, [b["seconds"] for b in _jsonl(metrics)]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -94,10 +89,10 @@ def compare(args: argparse.Namespace, bootstrap: str, seed: Path) -> dict[str, l
     warm: dict[str, list[float]] = {name: [] for name, _, _ in args.variants}
     for rep in range(args.reps):
         for name, checkout, spark in args.variants:
-            wall, batches = run_once(args.work / f"{name}-{rep}", seed, topic, bootstrap, args.batch, checkout, spark)
+            run, batches = run_once(args.work / f"{name}-{rep}", seed, topic, bootstrap, args.batch, checkout, spark)
             rest = batches[1:] or batches
             warm[name].append(sum(rest) / len(rest))
-            print(f"{name:10} run {rep}: wall {wall:6.1f} s, {len(batches)} batches, first {batches[0]:.2f} s, "
+            print(f"{name:10} run {rep}: wall {run.seconds:6.1f} s, peak {run.peak_rss_mb:.0f} MB, {len(batches)} batches, first {batches[0]:.2f} s, "
                   f"warm mean {warm[name][-1]:.2f} s", flush=True)
     return warm
 

@@ -23,11 +23,12 @@ class Run:
     log: Path
 
 
-def measured(cmd: list[str], log: Path, env: dict[str, str] | None = None, timeout: float = 7200) -> Run:
-    """Run `cmd` from the repository, its output in `log`, sampling the tree's RSS."""
+def measured(cmd: list[str], log: Path, env: dict[str, str] | None = None, timeout: float = 7200,
+             cwd: Path = REPO) -> Run:
+    """Run `cmd` from `cwd` (the repository), its output in `log`, sampling the tree's RSS."""
     started = time.monotonic()
     with open(log, "w") as out:
-        proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
                                 env={**os.environ, **(env or {})})
         peak = _PeakMemory(proc.pid)
         try:
