@@ -6,6 +6,7 @@ import json
 import os
 import platform
 from pathlib import Path
+from typing import Callable
 
 import matplotlib
 
@@ -46,6 +47,41 @@ def _row(result: dict) -> list[str]:
     return cells
 
 
+def _targets(results: dict) -> list[tuple[str, str]]:
+    """The targets cdc-delta is optimised toward, and where this run puts it against each (a
+    target this run does not measure names the command that does)."""
+    runs = [results["base"], *results["sweeps"]]
+    ours = {(r["scenario"]["rows"], r["scenario"]["batch"], r["scenario"]["wrapped"]): r["engines"]["cdc_delta"]
+            for r in runs}
+    into_1m = [e["events_per_s"] for (rows, _, _), e in ours.items() if rows == 1_000_000]
+    ratios = [r["engines"]["cdc_delta"]["events_per_s"] / r["engines"]["seed_recipe"]["events_per_s"]
+              for r in runs if r["engines"].get("seed_recipe", {}).get("events_per_s")]
+    small = ours.get((1_000_000, 1_000, False))
+    growth = [ours[(10_000_000, b, w)]["seconds_per_batch"] / ours[(1_000_000, b, w)]["seconds_per_batch"]
+              for (rows, b, w) in ours if rows == 1_000_000 and (10_000_000, b, w) in ours]
+    fresh = results.get("freshness")
+    fresh = fresh if fresh and fresh["rate"] == 10_000 else None
+    return [
+        ("≥ 100,000 events/s into a 1M-row table", _stands(max(into_1m, default=None), "{:,.0f} events/s",
+                                                          lambda v: v >= 100_000, "profile standard or full")),
+        ("≥ 5x the seed recipe's events/s", _stands(min(ratios, default=None), "{:.2f}x (lowest of this run)",
+                                                    lambda v: v >= 5, "a run with the seed recipe")),
+        ("≤ 1.5 s per batch of 1k events into a 1M-row table",
+         _stands(small["seconds_per_batch"] if small else None, "{:.2f} s", lambda v: v <= 1.5,
+                 "`python -m benchmarks.ab --rows 1000000 --events 6000 --batch 1000 now=.`")),
+        ("p95 freshness ≤ 10 s at 10k events/s",
+         _stands(fresh["p95_s"] if fresh else None, "{:.1f} s", lambda v: v <= 10, "profile standard or full")),
+        ("≤ 1.3x seconds per batch from a 1M- to a 10M-row table",
+         _stands(max(growth, default=None), "{:.2f}x", lambda v: v <= 1.3, "profile full")),
+    ]
+
+
+def _stands(value: float | None, shown: str, met: Callable[[float], bool], measured_by: str) -> str:
+    if value is None:
+        return f"not measured in this run: {measured_by}"
+    return f"{shown.format(value)}: {'met' if met(value) else 'not met'}"
+
+
 def markdown(results: dict) -> str:
     lines = [f"# cdc-delta benchmark ({results['profile']} profile)", "",
              f"Machine: {machine()}.", "",
@@ -69,6 +105,8 @@ def markdown(results: dict) -> str:
                   f"{f['events']:,} events at {f['rate']:,}/s asked ({f['achieved_rate']:,}/s produced) for "
                   f"{f['seconds']} s: source ts_ms to visible in Delta p50 {f['p50_s']} s, p95 {f['p95_s']} s, "
                   f"{f['batches']} batches."]
+    lines += ["", "## Targets", "", "| target | this run |", "|---|---|",
+              *[f"| {target} | {where} |" for target, where in _targets(results)]]
     lines += ["", "Plots: throughput.png, batch_seconds.png, phases.png.", ""]
     return "\n".join(lines)
 
@@ -104,3 +142,9 @@ def write_report(results: dict, out: Path) -> None:
     (out / "results.json").write_text(json.dumps(results, indent=1))
     (out / "results.md").write_text(markdown(results))
     plots(results, out)
+
+
+if __name__ == "__main__":   # python -m benchmarks.report DIR: results.md and plots again from DIR/results.json
+    import sys
+    where = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).with_name("results"))
+    write_report(json.loads((where / "results.json").read_text()), where)
