@@ -26,7 +26,7 @@ import yaml
 from cdc_delta.kafka_io import create_topics, produce
 
 from .measure import REPO, Run, measured
-from .run import PARTITIONS, _jsonl, kafka
+from .run import PARTITIONS, jsonl, kafka
 from .stream import Stream
 from .tables import pipeline_config
 
@@ -52,7 +52,7 @@ def run_once(work: Path, seed: Path, topic: str, bootstrap: str, batch: int, che
                     "--metrics-json", str(metrics)], work / "run.log", {"PYTHONPATH": str(checkout)}, cwd=checkout)
     if run.returncode:
         raise SystemExit(f"run failed (exit {run.returncode}); see {run.log}")
-    return run, [b["seconds"] for b in _jsonl(metrics)]
+    return run, [b["seconds"] for b in jsonl(metrics)]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -75,10 +75,10 @@ def main(argv: list[str] | None = None) -> None:
         warm = compare(args, bootstrap, seed)
     finally:
         kafka("stop", port)
-    base = sum(warm[args.variants[0][0]]) / args.reps
-    for name, means in warm.items():
-        mean = sum(means) / len(means)
-        print(f"{name:10} warm mean {mean:.2f} s ({mean / base:.2f}x {args.variants[0][0]})")
+    means = {name: sum(runs) / len(runs) for name, runs in warm.items()}
+    first = args.variants[0][0]
+    for name, mean in means.items():
+        print(f"{name:10} warm mean {mean:.2f} s ({mean / means[first]:.2f}x {first})")
 
 
 def compare(args: argparse.Namespace, bootstrap: str, seed: Path) -> dict[str, list[float]]:
@@ -92,8 +92,8 @@ def compare(args: argparse.Namespace, bootstrap: str, seed: Path) -> dict[str, l
             run, batches = run_once(args.work / f"{name}-{rep}", seed, topic, bootstrap, args.batch, checkout, spark)
             rest = batches[1:] or batches
             warm[name].append(sum(rest) / len(rest))
-            print(f"{name:10} run {rep}: wall {run.seconds:6.1f} s, peak {run.peak_rss_mb:.0f} MB, {len(batches)} batches, first {batches[0]:.2f} s, "
-                  f"warm mean {warm[name][-1]:.2f} s", flush=True)
+            print(f"{name:10} run {rep}: wall {run.seconds:6.1f} s, peak {run.peak_rss_mb:.0f} MB, "
+                  f"{len(batches)} batches, first {batches[0]:.2f} s, warm mean {warm[name][-1]:.2f} s", flush=True)
     return warm
 
 

@@ -89,7 +89,7 @@ class Bench:
         metrics = d / "cdc_delta.jsonl"
         run = measured([PY, "-m", "cdc_delta", "run", "--config", str(config), "--metrics-json", str(metrics)],
                        d / "cdc_delta.log", env)
-        batches = _jsonl(metrics)
+        batches = jsonl(metrics)
         figures = self._figures(sc, run, batches)
         phases: dict[str, float] = {}
         for b in batches:
@@ -102,13 +102,13 @@ class Bench:
         run = measured([PY, "-m", "benchmarks.seed_recipe", self.bootstrap, topic, str(d / "seed_recipe"),
                         str(d / "seed_recipe_ck"), str(sc.batch), "1" if sc.wrapped else "0", str(times)],
                        d / "seed_recipe.log")
-        return self._figures(sc, run, _jsonl(times))
+        return self._figures(sc, run, jsonl(times))
 
     def _delta_rs(self, sc: Scenario, d: Path, topic: str) -> dict:
         times = d / "delta_rs.jsonl"
         run = measured([PY, "-m", "benchmarks.delta_rs_loop", self.bootstrap, topic, str(d / "delta_rs"),
                         str(sc.batch), "1" if sc.wrapped else "0", str(times)], d / "delta_rs.log")
-        return self._figures(sc, run, _jsonl(times))
+        return self._figures(sc, run, jsonl(times))
 
     def _figures(self, sc: Scenario, run, batches: list[dict]) -> dict:
         if run.returncode != 0:
@@ -162,7 +162,7 @@ class Bench:
         finally:
             service.send_signal(signal.SIGTERM)
             service.wait(300)
-        batches = _jsonl(metrics)
+        batches = jsonl(metrics)
         lags = freshness([p[:3] for p in produced if p[3]], batches, topic)
         return {"rate": rate, "seconds": seconds, "events": sum(1 for p in produced if p[3]),
                 "achieved_rate": round(sum(1 for p in produced if p[3]) / seconds),
@@ -207,12 +207,12 @@ def _paced(bootstrap: str, topic: str, stream: Stream, rate: int, seconds: int) 
     return acked
 
 
-def _jsonl(path: Path) -> list[dict]:
+def jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 def _records_in(metrics: Path) -> int:
-    return sum(b["records_in"] for b in _jsonl(metrics))
+    return sum(b["records_in"] for b in jsonl(metrics))
 
 
 def _wait(condition, process: subprocess.Popen, timeout: float) -> None:
