@@ -116,10 +116,12 @@ class Bench:
         if run.returncode != 0:
             raise SystemExit(f"benchmark run failed (exit {run.returncode}); see {run.log}:\n"
                              + run.log.read_text()[-3000:])
-        busy = sum(b["seconds"] for b in batches)
+        seconds = [b["seconds"] for b in batches]
+        busy, warm = sum(seconds), seconds[1:]   # the first batch pays for the JVM's warm-up
         return {"events_per_s": round(sc.events / busy, 1) if busy else 0.0, "batches": len(batches),
-                "seconds_per_batch": round(busy / max(1, len(batches)), 3), "busy_s": round(busy, 2),
-                "wall_s": run.seconds, "peak_rss_mb": round(run.peak_rss_mb)}
+                "seconds_per_batch": round(busy / max(1, len(batches)), 3),
+                "warm_seconds_per_batch": round(sum(warm) / len(warm), 3) if warm else None,
+                "busy_s": round(busy, 2), "wall_s": run.seconds, "peak_rss_mb": round(run.peak_rss_mb)}
 
     def _keys_wrong(self, tables: dict[str, Path], stream: Stream, d: Path) -> dict[str, int]:
         """Per engine, the keys its table got wrong (all tables exported by one Spark run)."""
