@@ -8,10 +8,12 @@ from typing import Any, Iterable
 from pyspark.sql import DataFrame, SparkSession
 
 from cdc_delta.batch import BatchHandler
+from cdc_delta.debezium.logical import TOAST_PLACEHOLDER, TOAST_PLACEHOLDER_B64
 from cdc_delta.config import PipelineConfig, parse_config
 from cdc_delta.lake.tables import DeltaLocation
 from cdc_delta.names import col
 
+PLACEHOLDER_VALUES = (TOAST_PLACEHOLDER, TOAST_PLACEHOLDER_B64)
 RAW_SCHEMA = "value binary, topic string, partition int, offset bigint, origin string, kafka_ts timestamp"
 
 
@@ -38,7 +40,14 @@ def table_rows(spark: SparkSession, config: PipelineConfig, name: str) -> list[d
     spec = next(t for t in config.tables if t.name == name)
     df = DeltaLocation.of(config.target_of(spec)).read(spark)
     cols = [c for c in df.columns if not c.startswith("_cdc_")]
-    return [r.asDict() for r in df.select(*[col(c) for c in cols]).orderBy(*[col(k) for k in spec.keys]).collect()]
+    rows = [r.asDict() for r in df.select(*[col(c) for c in cols]).orderBy(*[col(k) for k in spec.keys]).collect()]
+    landed = [r for r in rows for v in r.values() if _as_text(v) in PLACEHOLDER_VALUES]
+    assert not landed, f"the TOAST placeholder landed in table {name}: {landed}"
+    return rows
+
+
+def _as_text(value: Any) -> Any:
+    return bytes(value).decode("utf-8", "replace") if isinstance(value, (bytes, bytearray)) else value
 
 
 def quarantine_rows(spark: SparkSession, config: PipelineConfig) -> list[dict]:
