@@ -1,7 +1,7 @@
 """The ``foreachBatch`` handler: one micro-batch from raw records to committed tables.
 
 decode -> route -> (schema changes) -> per table: key, order, reason -> quarantine the bad ->
-reduce to the last change per key -> truncate barrier -> guard -> MERGE -> tombstones.
+truncate barrier -> guard -> reduce to the last change per key -> MERGE -> tombstones.
 Every write of a batch is idempotent, so a batch replayed after a crash changes nothing twice.
 """
 
@@ -21,12 +21,14 @@ from .config.models import PipelineConfig, TableSpec
 from .config.types import parse_sql_type
 from .debezium.connect_schema import image_fields, infer_json_type, lossless
 from .debezium.envelope import parse_envelopes
+from .field_names import FieldNames
 from . import faults
 from .errors import CdcDeltaError, SchemaChangeRefused, TruncateRefused
 from .lake import apply as lake
 from .lake.guard import GuardBounds, guard, seq_literal
 from .lake.tables import DeltaLocation, add_columns, columns_ddl, create_if_missing, table_columns, META_COLUMNS
 from .metrics import BatchReport, TableFigures
+from .names import col
 from .quarantine import ensure_quarantine, quarantine_rows, write_quarantine
 from .writer_lock import holding_all
 
@@ -47,11 +49,13 @@ class BatchHandler:
         self.quarantine = DeltaLocation.of(config.quarantine_location)
         self.on_report = on_report or (lambda r: None)
         self.failure: CdcDeltaError | None = None
+        self.crash: Exception | None = None      # the last batch's unexpected error, as raised
         self.busy = False
         self.batches_done = 0
         self.after_batch: Callable[[], None] = lambda: None
         self.app_id = config.pipeline     # another after a lost checkpoint (recovery.py)
         self.bounds: dict[str, GuardBounds] = {}   # per table: see _load_bounds
+        self.case_sensitive = spark.conf.get("spark.sql.caseSensitive", "false").lower() == "true"
 
     @property
     def locations(self) -> list[DeltaLocation]:
@@ -81,6 +85,9 @@ class BatchHandler:
             report, bad = self.process(raw, batch_id)
         except CdcDeltaError as exc:
             self.failure = exc  # the runner re-raises it as a one-line error
+            raise
+        except Exception as exc:   # Spark reports it wrapped in a Py4J proxy message: keep the cause
+            self.crash = exc
             raise
         finally:
             self.busy = False
@@ -163,29 +170,33 @@ class BatchHandler:
 
     def _view(self, spec: TableSpec, seen: list[Row], routed: DataFrame) -> TableView:
         where = self.targets[spec.name]
+        names = FieldNames(self.case_sensitive)
+        names.refuse_clashes(spec.name, [r["clash"] for r in seen if r["clash"]])
         existing = table_columns(self.spark, where)
         columns = {c: s.sql_type for c, s in spec.column_specs.items()}
         if spec.schema_change == "evolve" and not spec.column_list:
-            columns.update({c: t for c, t in existing.items() if c not in spec.columns})
+            columns.update({c: t for c, t in existing.items() if not names.among(c, spec.columns)})
         schemas = {r["_cdc_schema_id"]: r["schema"] for r in seen if r["schema"]}
         variants = {i: image_fields(text) for i, text in schemas.items()}
-        new = sorted({k for r in seen for k in r["schema_keys"] if k} - set(spec.columns) - set(columns))
+        seen_fields = sorted({k for r in seen for k in r["schema_keys"] if k})
+        new = names.new_fields(seen_fields, [*spec.columns, *columns])
         if new and spec.schema_change != "ignore" and not spec.column_list:
             columns.update(self._new_columns(spec, where, new, variants, routed))
-        _check_types(spec.name, columns, variants)
+        fields = names.spellings(seen_fields, columns)
+        _check_types(spec.name, columns, variants, fields)
         encodings = {c: s.encoding for c, s in spec.columns.items()}
-        return TableView(spec, columns, encodings, variants, self.config.decoding.decimal_handling)
+        return TableView(spec, columns, encodings, variants, self.config.decoding.decimal_handling, fields)
 
     def _new_columns(self, spec: TableSpec, where: DeltaLocation, new: list[str],
                      variants: dict, routed: DataFrame) -> dict:
         types: dict[str, str] = {}
-        for col in new:
-            info = next((f[col] for f in variants.values() if col in f), None)
+        for name in new:
+            info = next((f[name] for f in variants.values() if name in f), None)
             if spec.schema_change == "fail":
-                raise SchemaChangeRefused(spec.name, col, None, info.label if info else "an undeclared column",
+                raise SchemaChangeRefused(spec.name, name, None, info.label if info else "an undeclared column",
                                           "the table's policy is 'schema_change: fail'; declare the column "
                                           "in the config, or set schema_change: evolve or ignore")
-            types[col] = info.evolved_type() if info else ""
+            types[name] = info.evolved_type() if info else ""
         untyped = [c for c, t in types.items() if not t]
         if untyped:
             types.update(_infer_types(routed, spec.name, untyped))
@@ -221,22 +232,25 @@ class BatchHandler:
             with report.phase("truncate"):
                 rows = self._truncate(view, where, stats["t"], rows, figures, batch_id, app_id)
         if any(op in stats for op in ROW_OPS):
+            with report.phase("guard"):
+                older = any(r["older_than_tombstone"] for r in stats.values())
+                rows = _materialized_when_timing(guard(self.spark, rows, where, view.keys, self.bounds[view.name], older))
             with report.phase("reduce"):
                 if sum(r["key_changes"] for r in stats.values()):
                     stored = where.recent_rows(self.spark, KEY_CHANGE_LOOKBACK_VERSIONS)
                     rows = carry_across_key_change(rows, stored, view)
-                reduced = _materialized_when_timing(reduce_to_last_change(rows, view))
-            with report.phase("guard"):
-                older = any(r["older_than_tombstone"] for r in stats.values())
-                changes = guard(self.spark, reduced, where, view.keys, self.bounds[view.name], older)
-                changes = _materialized_when_timing(changes.persist())
+                changes = _materialized_when_timing(reduce_to_last_change(rows, view).persist())
+            if sum(r["placeholders"] for r in stats.values()):
+                with report.phase("toast"):
+                    figures.toast_unresolved_columns = lake.count_unresolved(
+                        self.spark, where, changes, view.keys, view.values)
             if "d" in stats:   # raised before the write: a tombstone may land without its MERGE
                 self.bounds[view.name].raise_tombstone(stats["d"]["seq"])
             with faults.during("merge"), report.phase("merge"):
                 figures.inserted, figures.updated, figures.deleted = lake.merge_changes(
                     self.spark, where, changes, view.keys, view.values, "d" in stats, batch_id, app_id)
+                lake.record_unresolved(self.spark, where, figures.toast_unresolved_columns, batch_id, app_id)
             changes.unpersist()
-            reduced.unpersist()
         newest = max((r["ts"] for r in stats.values() if r["ts"] is not None), default=None)
         if newest is not None:
             report.saw_source_time(newest)
@@ -266,12 +280,16 @@ def _summary(routed: DataFrame) -> list[Row]:
     ok = F.col("_cdc_table").isNotNull() & F.col("_cdc_error").isNull()
     envelope_bad = F.col("_cdc_table").isNull() & F.col("_cdc_error").isNotNull()
     image = F.when(F.col("_cdc_op") == "d", F.col("_cdc_before")).otherwise(F.col("_cdc_after"))
-    key_sets = F.collect_set(F.when(ok, F.array_sort(F.map_keys(image))))
+    names = F.map_keys(image)
+    key_sets = F.collect_set(F.when(ok, F.array_sort(names)))
+    # two fields of one image whose names differ only by case (one column under Spark's rule)
+    folded = F.size(F.array_distinct(F.transform(names, F.lower))) < F.size(names)
     return (routed.groupBy("_cdc_topic", "_cdc_partition", "_cdc_origin", "_cdc_table", "_cdc_schema_id")
             .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("_cdc_is_tombstone").cast("int")).alias("tomb"),
                  F.max("_cdc_offset").alias("last"), F.sum(envelope_bad.cast("int")).alias("bad"),
                  F.any_value(F.when(ok, F.col("_cdc_schema")), True).alias("schema"),
-                 F.when(F.max(ok.cast("int")) == 1, F.array_distinct(F.flatten(key_sets))).alias("schema_keys"))
+                 F.when(F.max(ok.cast("int")) == 1, F.array_distinct(F.flatten(key_sets))).alias("schema_keys"),
+                 F.any_value(F.when(ok & folded, F.array_sort(names)), True).alias("clash"))
             .collect())
 
 
@@ -292,7 +310,7 @@ def _op_stats(changes: dict[str, DataFrame], views: dict[str, TableView],
     the number of bad changes of all tables."""
     parts = [df.select(F.lit(name).alias("table"), "_cdc_op", F.col("_cdc_error").isNull().alias("ok"),
                        "_cdc_seq", "_cdc_source_ts", F.col(f"_cdc_ok_{views[name].keys[0]}").isNotNull().alias("kc"),
-                       bounds[name].older_than_tombstone().alias("older"))
+                       bounds[name].older_than_tombstone().alias("older"), _any_placeholder(views[name]).alias("ph"))
              for name, df in changes.items()]
     every = parts[0]
     for p in parts[1:]:
@@ -300,12 +318,19 @@ def _op_stats(changes: dict[str, DataFrame], views: dict[str, TableView],
     rows = every.groupBy("table", "_cdc_op", "ok").agg(
         F.count(F.lit(1)).alias("n"), F.max("_cdc_seq").alias("seq"), F.max("_cdc_source_ts").alias("ts"),
         F.sum(F.col("kc").cast("int")).alias("key_changes"),
-        F.sum(F.col("older").cast("int")).alias("older_than_tombstone")).collect()
+        F.sum(F.col("older").cast("int")).alias("older_than_tombstone"),
+        F.sum(F.col("ph").cast("int")).alias("placeholders")).collect()
     stats: dict[str, dict[str, Row]] = {}
     for r in rows:
         if r["ok"]:
             stats.setdefault(r["table"], {})[r["_cdc_op"]] = r
     return stats, sum(r["n"] for r in rows if not r["ok"])
+
+
+def _any_placeholder(view: TableView):
+    """The change still has a TOAST placeholder after its own `before` image was asked."""
+    flags = [col(f"_cdc_u_{c}") for c in view.values]
+    return F.greatest(*flags) if len(flags) > 1 else (flags[0] if flags else F.lit(False))
 
 
 def _materialized_when_timing(df: DataFrame) -> DataFrame:
@@ -320,19 +345,21 @@ def _materialized_when_timing(df: DataFrame) -> DataFrame:
 def _infer_types(routed: DataFrame, table: str, cols: list[str]) -> dict[str, str]:
     """Types of columns that appear in events without a schema, from their values."""
     image = F.col("_cdc_after")
-    picked = [F.try_element_at(image, F.lit(c)).alias(c) for c in cols]
+    picked = [F.try_element_at(image, F.lit(c)).cast("string").alias(c) for c in cols]
     sample = (routed.filter((F.col("_cdc_table") == table) & image.isNotNull())
               .select(*picked).limit(SAMPLE_VALUES).collect())
     return {c: infer_json_type([r[c] for r in sample]) for c in cols}
 
 
-def _check_types(table: str, columns: dict, variants: dict) -> None:
+def _check_types(table: str, columns: dict, variants: dict, spellings: dict[str, tuple[str, ...]]) -> None:
     """Refuse a batch whose event schema would lose data in a column's current type."""
+    column_of = {name: c for c, names in spellings.items() for name in names}
     for fields in variants.values():
-        for col, info in fields.items():
-            if col in columns and not lossless(info, columns[col]):
+        for field_name, info in fields.items():
+            column = column_of.get(field_name, field_name)
+            if column in columns and not lossless(info, columns[column]):
                 raise SchemaChangeRefused(
-                    table, col, columns[col].name, info.label,
-                    f"converting {info.label} values to {columns[col].name} would lose data; "
+                    table, column, columns[column].name, info.label,
+                    f"converting {info.label} values to {columns[column].name} would lose data; "
                     "change the column's type in the source back, or migrate the Delta table "
                     "and the config to a type that holds both")

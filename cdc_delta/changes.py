@@ -17,7 +17,7 @@ from .config.types import SqlType
 from .debezium.connect_schema import FieldInfo
 from .debezium.logical import decode, is_placeholder
 from .debezium.order import seq_struct, source_position
-from .names import col
+from .names import col, toast_column
 
 ROW_OPS = ("c", "u", "r", "d")
 ORIGIN_COLUMNS = ("_cdc_value", "_cdc_topic", "_cdc_partition", "_cdc_offset", "_cdc_origin",
@@ -34,6 +34,9 @@ class TableView:
     encodings: Mapping[str, str | None]             # configured encoding per column
     variants: Mapping[int, Mapping[str, FieldInfo]] = field(default_factory=dict)
     decimal_handling: str = "precise"
+    # per column, the field names events of this batch spell it with (Spark's case rule); a
+    # column not listed is looked up by its own name
+    fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -46,6 +49,13 @@ class TableView:
     @property
     def values(self) -> list[str]:
         return [c for c in self.columns if c not in self.spec.keys]
+
+    def field_names(self, column: str) -> tuple[str, ...]:
+        return self.fields.get(column) or (column,)
+
+    def field_info(self, fields: Mapping[str, FieldInfo], column: str) -> FieldInfo | None:
+        """The event schema's description of a column, under the names events spell it with."""
+        return next((fields[n] for n in self.field_names(column) if n in fields), None)
 
 
 def route(envelopes: DataFrame, tables: list[TableSpec]) -> DataFrame:
@@ -79,23 +89,24 @@ def unmatched_reason() -> Column:
 def table_changes(routed: DataFrame, view: TableView) -> DataFrame:
     """One table's records: key, typed columns, TOAST flags, op, order and the first error.
 
-    Three projections, so each column's text is looked up and decoded once: a decoder refers
+    Four projections, so each column's text is looked up and decoded once: a decoder refers
     to its input many times and the error and order refer to the decoded value, and inlined
     into one projection these copies made generated code grow past the JVM's 64 KB method
     limit (Spark then falls back to slower interpreted code after a failed compile)."""
     rows = routed.filter((F.col("_cdc_table") == view.name) & ~F.col("_cdc_is_tombstone"))
-    texts, typed, final = _change_columns(view)
-    return rows.select("*", *texts).select("*", *typed).select(*final)
+    for projection in _change_columns(view):
+        rows = rows.select(*projection)
+    return rows
 
 
-_COLUMNS_CACHE: dict[tuple, tuple[list[Column], list[Column], list[Column]]] = {}
+_COLUMNS_CACHE: dict[tuple, list[list[Column]]] = {}
 
 
-def _change_columns(view: TableView) -> tuple[list[Column], list[Column], list[Column]]:
+def _change_columns(view: TableView) -> list[list[Column]]:
     """The select lists of `table_changes`, built once per table shape: its decoders are large
     expression trees, and building them from Python costs about a second per table."""
     key = (id(view.spec), tuple(view.columns.items()), tuple(view.encodings.items()),
-           tuple(sorted(view.variants)), view.decimal_handling)
+           tuple(sorted(view.variants)), view.decimal_handling, tuple(sorted(view.fields.items())))
     if key not in _COLUMNS_CACHE:
         if len(_COLUMNS_CACHE) > 256:
             _COLUMNS_CACHE.clear()
@@ -103,13 +114,24 @@ def _change_columns(view: TableView) -> tuple[list[Column], list[Column], list[C
     return _COLUMNS_CACHE[key]
 
 
-def _build_change_columns(view: TableView) -> tuple[list[Column], list[Column], list[Column]]:
+def _build_change_columns(view: TableView) -> list[list[Column]]:
+    """The image's texts, then the text each column takes (a TOAST placeholder answered by the
+    event's own `before` under REPLICA IDENTITY FULL), then typed values, then the change."""
     op = F.col("_cdc_op")
     image = F.when(op == "d", F.col("_cdc_before")).otherwise(F.col("_cdc_after"))
     index = {c: i for i, c in enumerate(view.columns)}
-    texts = [F.try_element_at(image, F.lit(c)).alias(f"_cdc_t_{index[c]}") for c in view.columns]
+    numbers = [c for c in view.columns if _may_be_number(c, view)]
+    looked_up = [
+        *[_field(image, c, view).cast("string").alias(f"_cdc_a_{index[c]}") for c in view.columns],
+        *[_field(F.col("_cdc_before"), c, view).cast("string").alias(f"_cdc_b_{index[c]}") for c in view.values],
+        *[_in_before(c, view).alias(f"_cdc_hb_{index[c]}") for c in view.values],
+        *[_is_number(_field(image, c, view)).alias(f"_cdc_na_{index[c]}") for c in numbers],
+        *[_is_number(_field(F.col("_cdc_before"), c, view)).alias(f"_cdc_nb_{index[c]}") for c in numbers if c in view.values],
+    ]
+    chosen = [col for c in view.columns for col in _chosen_text(index[c], c in numbers, c in view.values)]
     raw = {c: F.col(f"_cdc_t_{index[c]}") for c in view.columns}
-    typed = [_decode_column(raw[c], c, view).alias(f"_cdc_v_{index[c]}") for c in view.columns]
+    number = {c: F.col(f"_cdc_n_{index[c]}") if c in numbers else None for c in view.columns}
+    typed = [_decode_column(raw[c], c, view, number[c]).alias(f"_cdc_v_{index[c]}") for c in view.columns]
     value = {c: F.col(f"_cdc_v_{index[c]}") for c in view.columns}
     after_value = lambda c: _as_order_number(value[c], view.columns[c])  # noqa: E731
     position = source_position(F.col("_cdc_source"), view.spec.sequence_by, after_value)
@@ -119,15 +141,70 @@ def _build_change_columns(view: TableView) -> tuple[list[Column], list[Column], 
         *[_decode_error(raw[c], value[c], c, view) for c in view.columns],
     )
     ts = F.coalesce(F.col("_cdc_envelope_ts"), F.col("_cdc_source").getItem("ts_ms").try_cast("bigint"))
+    unavailable = {c: F.col(f"_cdc_p_{index[c]}") for c in view.values}
     final = [
         *[F.col(c) for c in ORIGIN_COLUMNS],
-        *[value[c].alias(c) for c in view.columns],
-        *[is_placeholder(raw[c]).alias(f"_cdc_u_{c}") for c in view.values],
+        *[value[c].alias(c) for c in view.keys],
+        *[F.when(~unavailable[c], value[c]).alias(c) for c in view.values],
+        *[unavailable[c].alias(f"_cdc_u_{c}") for c in view.values],
         *[_old_key_column(k, view).alias(f"_cdc_ok_{k}") for k in view.keys],
         op.alias("_cdc_op"), seq_struct(position, op, F.col("_cdc_source")).alias("_cdc_seq"),
         ts.alias("_cdc_source_ts"), error.alias("_cdc_error"),
     ]
-    return texts, typed, final
+    return [[F.col("*"), *looked_up], [F.col("*"), *chosen], [F.col("*"), *typed], final]
+
+
+def _chosen_text(i: int, has_number: bool, is_value: bool) -> list[Column]:
+    """A value column's text: the image's, or, where that is a TOAST placeholder on an update,
+    its own `before` value when the event has one that is not a placeholder itself (NULL is a
+    value); `_cdc_p_`: still a placeholder."""
+    after = F.col(f"_cdc_a_{i}")
+    if not is_value:
+        out = [after.alias(f"_cdc_t_{i}")]
+        return out + ([F.col(f"_cdc_na_{i}").alias(f"_cdc_n_{i}")] if has_number else [])
+    before = F.col(f"_cdc_b_{i}")
+    from_before = ((F.col("_cdc_op") == "u") & is_placeholder(after) & F.col(f"_cdc_hb_{i}")
+                   & ~is_placeholder(before))
+    out = [F.when(from_before, before).otherwise(after).alias(f"_cdc_t_{i}"),
+           (is_placeholder(after) & ~from_before).alias(f"_cdc_p_{i}")]
+    if has_number:
+        out.append(F.when(from_before, F.col(f"_cdc_nb_{i}")).otherwise(F.col(f"_cdc_na_{i}")).alias(f"_cdc_n_{i}"))
+    return out
+
+
+def _field(image: Column, column: str, view: TableView) -> Column:
+    """The image's value (a variant) for a column, under the names events spell it with."""
+    names = view.field_names(column)
+    value = F.try_element_at(image, F.lit(names[-1]))
+    for name in reversed(names[:-1]):
+        value = F.when(F.map_contains_key(image, F.lit(name)), F.try_element_at(image, F.lit(name))).otherwise(value)
+    return value
+
+
+def _in_before(column: str, view: TableView) -> Column:
+    """The `before` image holds the column (its value may be NULL)."""
+    before = F.col("_cdc_before")
+    found = F.lit(False)
+    for name in view.field_names(column):
+        found = found | F.coalesce(F.map_contains_key(before, F.lit(name)), F.lit(False))
+    return found
+
+
+def _is_number(value: Column) -> Column:
+    """The JSON value is a number (a variant of a numeric type), not text."""
+    kind = F.schema_of_variant(value)
+    return kind.startswith("DECIMAL") | kind.isin("BIGINT", "INT", "SMALLINT", "TINYINT", "DOUBLE", "FLOAT")
+
+
+def _may_be_number(column: str, view: TableView) -> bool:
+    """Whether a column's decoding depends on the JSON type of its value: a Decimal by the
+    table's configuration or by an event schema of this batch."""
+    target = view.columns[column]
+    configured = view.encodings.get(column)
+    if configured == "Decimal" or (configured is None and target.kind == "decimal" and view.decimal_handling == "precise"):
+        return True
+    return any((info := view.field_info(f, column)) is not None and info.encoding == "Decimal"
+               for f in view.variants.values())
 
 
 def _old_key_column(key: str, view: TableView) -> Column:
@@ -137,18 +214,18 @@ def _old_key_column(key: str, view: TableView) -> Column:
     return F.when(F.col("_cdc_op") == "c", decoded)
 
 
-def _decode_column(text: Column, column: str, view: TableView) -> Column:
+def _decode_column(text: Column, column: str, view: TableView, number: Column | None) -> Column:
     """Decode by the event's schema where it names an encoding, else by the configured one."""
     target = view.columns[column]
-    default = decode(text, target, view.encodings.get(column), None, view.decimal_handling)
+    default = decode(text, target, view.encodings.get(column), None, view.decimal_handling, number)
     by_encoding: dict[tuple[str | None, int | None], list[int]] = {}
     for schema_id, fields in view.variants.items():
-        info = fields.get(column)
+        info = view.field_info(fields, column)
         if info is not None:
             by_encoding.setdefault((info.encoding, info.scale), []).append(schema_id)
     expr = None
     for (encoding, scale), ids in by_encoding.items():
-        decoded = decode(text, target, encoding, scale, "double" if encoding is None else "precise")
+        decoded = decode(text, target, encoding, scale, "double" if encoding is None else "precise", number)
         cond = F.col("_cdc_schema_id").isin(*ids)
         expr = F.when(cond, decoded) if expr is None else expr.when(cond, decoded)
     return default if expr is None else expr.otherwise(default)
@@ -192,24 +269,31 @@ def _as_order_number(value: Column, sql_type: SqlType) -> Column:
 
 
 def reduce_to_last_change(changes: DataFrame, view: TableView) -> DataFrame:
-    """Per key, the last change of the batch; a TOAST placeholder takes the latest real value
-    of that column from earlier changes of the key in the batch, and otherwise stays flagged so
-    the MERGE keeps the stored value."""
+    """Per key, the last change of the batch. Where its value of a column is a TOAST
+    placeholder, the value comes from the newest earlier change of the key in the batch that
+    has one (a delete between them leaves no value), and `_cdc_toast_<c>` says where it came
+    from: {seq: that change's position or null, known: it had a value}. The MERGE takes the
+    stored value instead when the stored row is newer than that change (see `lake.plan`), so a
+    value is never carried from a change the table would reject. Changes reach this step
+    already guarded against tombstones and truncates."""
     values = view.values
     last = F.max_by(F.struct(
         "_cdc_op", "_cdc_seq", "_cdc_source_ts", *[col(c) for c in values], *[col(f"_cdc_u_{c}") for c in values]),
         "_cdc_seq")
-    carried = [F.max_by(F.struct(col(c).alias("v")), F.when(~col(f"_cdc_u_{c}"), F.col("_cdc_seq")))
-               .alias(f"_cdc_c_{c}") for c in values]
-    grouped = changes.groupBy(*[col(k) for k in view.keys]).agg(last.alias("_cdc_last"), *carried)
+    deleted = F.col("_cdc_op") == "d"
+    donors = [F.max_by(F.struct(col(c).alias("v"), F.col("_cdc_seq").alias("seq"), (~deleted).alias("known")),
+                       F.when(deleted | ~col(f"_cdc_u_{c}"), F.col("_cdc_seq"))).alias(f"_cdc_c_{c}") for c in values]
+    grouped = changes.groupBy(*[col(k) for k in view.keys]).agg(last.alias("_cdc_last"), *donors)
     out = [col(k) for k in view.keys] + [F.col(f"_cdc_last.{n}").alias(n) for n in
                                            ("_cdc_op", "_cdc_seq", "_cdc_source_ts")]
     for c in values:
         unavailable = F.col("_cdc_last").getField(f"_cdc_u_{c}")
-        found = col(f"_cdc_c_{c}").isNotNull()
-        out.append(F.when(unavailable & found, col(f"_cdc_c_{c}").getField("v"))
+        donor = col(f"_cdc_c_{c}")
+        known = F.coalesce(donor.getField("known"), F.lit(False))
+        out.append(F.when(unavailable, F.when(known, donor.getField("v")))
                    .otherwise(F.col("_cdc_last").getField(c)).alias(c))
-        out.append((unavailable & ~found).alias(f"_cdc_u_{c}"))
+        out.append(F.when(unavailable, F.struct(donor.getField("seq").alias("seq"), known.alias("known")))
+                   .alias(toast_column(c)))
     return grouped.select(*out)
 
 

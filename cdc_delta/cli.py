@@ -9,7 +9,7 @@ from typing import Sequence
 
 from .config import PipelineConfig, load_config
 from .config.models import Trigger
-from .errors import CdcDeltaError, ConfigError
+from .errors import CdcDeltaError, ConfigError, one_line
 from .secrets import redact
 
 EXIT_CODES = """exit codes:
@@ -38,8 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the one place that turns anything into one line
         if args.debug:
             raise
-        first = (str(exc).strip().splitlines() or [""])[0]
-        _fail(f"{type(exc).__name__}: {first[:500]} (run with --debug for the trace)")
+        _fail(f"{type(exc).__name__}: {one_line(exc, 500)} (run with --debug for the trace)")
         return 1
 
 

@@ -55,6 +55,21 @@ class SchemaChangeRefused(CdcDeltaError):
         self.table_type, self.event_type = table_type, event_type
 
 
+class ColumnNameClash(CdcDeltaError):
+    """One event carries two fields whose names differ only by case, and names match columns
+    case-insensitively (Spark's default)."""
+
+    exit_code = 3
+
+    def __init__(self, table: str, fields: list[str]) -> None:
+        shown = ", ".join(repr(f) for f in fields)
+        super().__init__(
+            f"table {table}: events carry fields {shown}, which differ only by case and so name one "
+            "column (spark.sql.caseSensitive is false); rename one in the source, or set "
+            "spark.sql.caseSensitive=true to keep them apart", table=table, fields=fields)
+        self.table, self.fields_seen = table, fields
+
+
 class TruncateRefused(CdcDeltaError):
     """A truncate event reached a table whose policy is ``truncate: fail``."""
 
@@ -90,3 +105,13 @@ class WriterBusy(CdcDeltaError):
             f"{what} is being written by another run ({holder or 'holder unknown'}); stop that "
             "run first, or give this pipeline its own checkpoint and tables", what=what, holder=holder)
         self.what, self.holder = what, holder
+
+
+def one_line(exc: BaseException, limit: int = 400) -> str:
+    """The cause of an error from Spark or the JVM in one line, without Py4J's call header and
+    the Java stack."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    if lines and lines[0].startswith("An error occurred while calling") and len(lines) > 1:
+        lines = lines[1:]
+    text = lines[0].lstrip(": ") if lines else type(exc).__name__
+    return text[:limit]

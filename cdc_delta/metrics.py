@@ -23,6 +23,12 @@ class TableFigures:
     truncated_rows: int = 0
     quarantined: int = 0
     tombstones_collected: int = 0
+    # NULLs written for TOAST placeholders with no earlier value known, per column
+    toast_unresolved_columns: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def toast_unresolved(self) -> int:
+        return sum(self.toast_unresolved_columns.values())
 
 
 @dataclass
@@ -67,7 +73,7 @@ class BatchReport:
                 f"updated {self.total('updated')} deleted {self.total('deleted')} "
                 f"truncates {self.total('truncates')} | skipped {self.skipped} | "
                 f"quarantined {self.quarantined} | kafka tombstones {self.kafka_tombstones} | "
-                f"lag {self._lag()} | {self.seconds:.2f} s")
+                f"toast unresolved {self.total('toast_unresolved')} | lag {self._lag()} | {self.seconds:.2f} s")
 
     def _lag(self) -> str:
         """Seconds from the newest source change of the batch to now (its tables committed)."""
@@ -78,6 +84,9 @@ class BatchReport:
     def as_json(self) -> str:
         data = asdict(self)
         data["skipped"] = self.skipped
+        data["toast_unresolved"] = self.total("toast_unresolved")
+        for name, figures in self.tables.items():
+            data["tables"][name]["toast_unresolved"] = figures.toast_unresolved
         data["finished_at"] = time.time()
         if self.newest_source_ms is not None:
             data["lag_s"] = round(max(0.0, data["finished_at"] - self.newest_source_ms / 1000), 3)

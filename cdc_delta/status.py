@@ -71,7 +71,16 @@ def _table(spark: SparkSession, where: DeltaLocation, quarantined: int) -> dict[
     meta = json.loads(last["userMetadata"]) if last else {}
     return {"location": where.label, "exists": True, "version": history[0]["version"],
             "rows": where.read(spark).count(), "last_batch": meta.get("batch_id"),
-            "last_batch_at": str(last["timestamp"]) if last else None, "quarantined": quarantined}
+            "last_batch_at": str(last["timestamp"]) if last else None, "quarantined": quarantined,
+            "toast_unresolved": _toast_unresolved(spark, where)}
+
+
+def _toast_unresolved(spark: SparkSession, where: DeltaLocation) -> int:
+    """NULLs written for TOAST placeholders with no earlier value known, over all batches."""
+    counts = where.child("toast_unresolved")
+    if not counts.exists(spark):
+        return 0
+    return int(counts.read(spark).agg(F.sum("values")).first()[0] or 0)
 
 
 def _quarantined(spark: SparkSession, config: PipelineConfig) -> dict[str | None, int]:
@@ -95,7 +104,8 @@ def render(status: dict[str, Any]) -> str:
             lines.append(f"table {name}: not created yet ({t['location']})")
             continue
         lines.append(f"table {name}: version {t['version']}, {t['rows']} rows, last batch {t['last_batch']} "
-                     f"at {t['last_batch_at']}, quarantined {t['quarantined']}")
+                     f"at {t['last_batch_at']}, quarantined {t['quarantined']}, "
+                     f"toast unresolved {t['toast_unresolved']}")
     if status["quarantined_unassigned"]:
         lines.append(f"quarantined without a table: {status['quarantined_unassigned']}")
     return "\n".join(lines)

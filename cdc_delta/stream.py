@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 
 from .batch import BatchHandler
 from .config.models import FilesSource, KafkaSource, PipelineConfig, Trigger, duration_ms
-from .errors import PipelineFailed
+from .errors import PipelineFailed, one_line
 
 RECONNECT_PAUSES_S = (5, 10, 20, 40, 60)
 KAFKA_UNREACHABLE = ("Timed out waiting for a node assignment", "org.apache.kafka.common.errors.TimeoutException",
@@ -107,6 +107,7 @@ def run_pipeline(spark: SparkSession, config: PipelineConfig, handler: BatchHand
     try:
         while True:
             done_before = handler.batches_done
+            handler.crash = None
             try:
                 _run_query(spark, config, handler, trigger, stopper)
                 return stopper.signal_name
@@ -117,7 +118,8 @@ def run_pipeline(spark: SparkSession, config: PipelineConfig, handler: BatchHand
                     return stopper.signal_name
                 failed_in_a_row = 1 if handler.batches_done > done_before else failed_in_a_row + 1
                 if not _kafka_unreachable(str(exc)) or failed_in_a_row > attempts:
-                    raise PipelineFailed(f"pipeline {config.pipeline} stopped: {failure_cause(exc)[:400]} "
+                    cause = one_line(handler.crash) if handler.crash is not None else failure_cause(exc)[:400]
+                    raise PipelineFailed(f"pipeline {config.pipeline} stopped: {cause} "
                                          "(run with --debug for the trace)") from exc
                 pause = RECONNECT_PAUSES_S[min(failed_in_a_row, len(RECONNECT_PAUSES_S)) - 1]
                 print(f"warning: pipeline {config.pipeline}: Kafka unreachable ({failure_cause(exc)[:200]}); "

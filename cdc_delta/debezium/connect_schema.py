@@ -39,7 +39,7 @@ class FieldInfo:
         if enc in TIME_ENCODINGS or enc in ("Json", "Uuid", "Enum"):
             return "string"
         if enc == "Bits":
-            return "binary"
+            return "bits"
         if self.connect_type in INTEGRAL_CONNECT:
             return "integral"
         if self.connect_type in ("float32", "float64", "float", "double"):
@@ -57,12 +57,15 @@ class FieldInfo:
             if self.encoding == "Decimal" and self.scale is not None:
                 return f"decimal({self.precision or 38},{self.scale})"
             return "string"  # variable scale: exact as text
-        return {"integral": "bigint", "fractional": "double"}.get(kind, kind)
+        return {"integral": "bigint", "fractional": "double", "bits": "binary"}.get(kind, kind)
 
 
 # kinds of event values each table column kind accepts without losing data
 LOSSLESS_INTO = {
-    "integral": {"integral", "decimal", "fractional", "string"},
+    # integers into boolean: 0 and 1 are taken, any other value is quarantined (as without the
+    # wrapper); MySQL sends BOOLEAN (TINYINT(1)) as int16
+    "integral": {"integral", "decimal", "fractional", "string", "boolean"},
+    "bits": {"binary", "integral", "string"},
     "fractional": {"fractional", "string"},
     "decimal": {"decimal", "fractional", "string"},
     "boolean": {"boolean", "string"},
@@ -113,6 +116,8 @@ def infer_json_type(samples: list[str]) -> str:
         return "string"
     if all(_is_int(v) for v in values):
         return "bigint"
+    if all(_is_int(v, 38) for v in values):
+        return "decimal(38,0)"   # a double would lose digits
     if all(_is_number(v) for v in values):
         return "double"
     if all(v in ("true", "false") for v in values):
@@ -120,8 +125,8 @@ def infer_json_type(samples: list[str]) -> str:
     return "string"
 
 
-def _is_int(v: str) -> bool:
-    return v.lstrip("-").isdigit() and len(v.lstrip("-")) <= 18
+def _is_int(v: str, digits: int = 18) -> bool:
+    return v.lstrip("-").isdigit() and len(v.lstrip("-")) <= digits
 
 
 def _is_number(v: str) -> bool:

@@ -35,7 +35,8 @@ def _connect_field(name: str, sql_type: str) -> dict[str, Any]:
         return {"type": "int32", "optional": True, "name": "io.debezium.time.Date", "version": 1, "field": name}
     if t in ("timestamp", "timestamp_ntz"):
         return {"type": "int64", "optional": True, "name": "io.debezium.time.MicroTimestamp", "version": 1, "field": name}
-    base = {"bigint": "int64", "int": "int32", "double": "double", "boolean": "boolean"}.get(t, "string")
+    base = {"bigint": "int64", "int": "int32", "smallint": "int16", "double": "double",
+            "boolean": "boolean"}.get(t, "string")
     return {"type": base, "optional": True, "field": name}
 
 

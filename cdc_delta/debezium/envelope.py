@@ -1,8 +1,10 @@
 """Value bytes -> Debezium envelope columns, with or without the schema/payload wrapper.
 
-Row images and ``source`` are parsed as ``map<string,string>``: every declared, undeclared or
-partial column is kept as its JSON text, and typed decoding happens per table afterwards
-(``logical.py``). One ``from_json`` per record; malformed records are diagnosed only when they
+Row images are parsed as ``map<string,variant>``: every declared, undeclared or partial column
+is kept with its JSON type, numbers exactly (a variant holds up to 38 digits as a decimal;
+``map<string,string>`` would pass fractional numbers through a double), and typed decoding
+happens per table afterwards (``logical.py``). ``source`` is ``map<string,string>`` (integers
+stay exact there). One ``from_json`` per record; malformed records are diagnosed only when they
 occur.
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-ENVELOPE = ("before map<string,string>, after map<string,string>, op string, ts_ms string, "
+ENVELOPE = ("before map<string,variant>, after map<string,variant>, op string, ts_ms string, "
             "source map<string,string>, transaction map<string,string>")
 WRAPPED = f"schema string, payload struct<{ENVELOPE}>, {ENVELOPE}, _corrupt string"
 LOOSE = "schema string, payload string, before string, after string, op string, source string"

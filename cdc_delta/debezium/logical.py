@@ -22,19 +22,29 @@ BASE64_TEXT = r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 
 
 def decode(text: Column, target: SqlType, encoding: str | None, scale: int | None = None,
-           decimal_handling: str = "precise") -> Column:
-    """Decode one column's JSON text to ``target`` given the Debezium ``encoding``."""
+           decimal_handling: str = "precise", number: Column | None = None) -> Column:
+    """Decode one column's JSON text to ``target`` given the Debezium ``encoding``.
+
+    `number`: true where the JSON value is a number, not a string (a Decimal arrives as base64
+    text, or as a JSON number from Kafka's JsonConverter with decimal.format=NUMERIC; base64
+    text such as '1234' also reads as digits, so only the JSON type tells them apart)."""
     kind = target.kind
     if encoding is None and kind == "decimal" and decimal_handling == "precise":
         encoding = "Decimal"
     if encoding in ("Decimal", "VariableScaleDecimal"):
         if encoding == "Decimal":
             fits_long = kind == "decimal" and (target.precision or 38) <= 18
-            digits = decimal_text(text, F.lit(scale if scale is not None else (target.scale or 0)), fits_long)
-        else:
-            digits = decimal_text(F.get_json_object(text, "$.value"),
-                                  F.get_json_object(text, "$.scale").try_cast("int"))
-        return digits.try_cast(target.name)
+            scale = scale if scale is not None else (target.scale or 0)
+            digits = decimal_text(text, F.lit(scale), fits_long)
+            within_scale = kind != "decimal" or scale <= (target.scale or 0)
+            from_bytes = digits.try_cast(target.name) if within_scale else _let(digits, lambda d: _exact_number(d, target))
+            return from_bytes if number is None else F.when(number, _exact_number(text, target)).otherwise(from_bytes)
+        digits = decimal_text(F.get_json_object(text, "$.value"), F.get_json_object(text, "$.scale").try_cast("int"))
+        return _let(digits, lambda d: _exact_number(d, target))
+    if encoding == "Bits":
+        return _bits(text, target)
+    if kind == "decimal":
+        return _exact_number(text, target)
     if kind == "date":
         return _within_years(_to_date(text, encoding), "date")
     if kind == "timestamp":
@@ -160,5 +170,44 @@ def _floor_div(number: Column, by: int) -> Column:
 
 
 def is_placeholder(text: Column) -> Column:
-    """Postgres TOAST: the column was not sent because it did not change."""
-    return text.isin(TOAST_PLACEHOLDER, TOAST_PLACEHOLDER_B64)
+    """Postgres TOAST: the column was not sent because it did not change (never null: a NULL
+    value is a value)."""
+    return F.coalesce(text.isin(TOAST_PLACEHOLDER, TOAST_PLACEHOLDER_B64), F.lit(False))
+
+
+PLAIN_NUMBER = r"^-?[0-9]+(\.[0-9]+)?$"
+# a double carries about 15 significant decimal digits exactly
+DOUBLE_DIGITS = 15
+
+
+def _exact_number(text: Column, target: SqlType) -> Column:
+    """Decimal text to `target`, or null unless the value is exact in it: Spark's cast rounds
+    digits beyond the scale, which would change the value without a word. Plain digits keep
+    every digit (a variant holds up to 38); an exponent form ('1E-7', '0E-10', or a number of
+    over 38 digits that came through as a double) is taken when it has at most 15 significant
+    digits and the rounded value equals it."""
+    if target.kind != "decimal":
+        return text.try_cast(target.name)
+    value = text.try_cast(target.name)
+    scale = target.scale or 0
+    beyond_scale = text.rlike(r"\.[0-9]{%d}[0-9]*[1-9]" % scale)
+    mantissa = F.regexp_replace(F.regexp_extract(text, r"^-?([0-9.]+)", 1), r"\.", "")
+    significant = F.length(F.regexp_replace(mantissa, r"^0+|0+$", ""))
+    exponent_exact = (significant <= DOUBLE_DIGITS) & (value.cast("double") == text.try_cast("double"))
+    return F.when(text.rlike(PLAIN_NUMBER), F.when(~beyond_scale, value)).when(exponent_exact, value)
+
+
+def _bits(text: Column, target: SqlType) -> Column:
+    """io.debezium.data.Bits: base64 of the bits in little-endian byte order. Binary columns get
+    the bytes in big-endian order (as the database shows them), integral columns the number
+    (null when it does not fit, e.g. BIT(64) with the top bit set into bigint), string columns
+    the big-endian hex."""
+    little = F.hex(F.try_to_binary(F.when(text.rlike(BASE64_TEXT), text), F.lit("base64")))
+    big = F.array_join(F.reverse(F.regexp_extract_all(little, F.lit("(..)"), 1)), "")
+    if target.kind == "binary":
+        return F.unhex(big)
+    if target.kind == "integral":
+        return F.when(F.length(big) <= 16, F.conv(big, 16, 10)).try_cast("decimal(20,0)").try_cast(target.name)
+    if target.kind == "string":
+        return F.lower(big)
+    return F.lit(None).cast(target.name)

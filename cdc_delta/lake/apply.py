@@ -7,13 +7,13 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from pyspark.sql import DataFrame, Row, SparkSession
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from ..debezium.order import SEQ_TYPE
-from ..names import col
+from ..names import col, toast_column
 from .guard import seq_literal
-from .plan import MergePlan, merge_plan
+from .plan import MergePlan, merge_plan, unresolved_after_merge
 from .tables import SEQ_COLUMN, TS_COLUMN, DeltaLocation, create_if_missing, quote
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
@@ -88,6 +88,48 @@ def collect_tombstones(spark: SparkSession, target: DeltaLocation, newest_source
     if count:
         tomb.table(spark).delete(old)
     return count
+
+
+def count_unresolved(spark: SparkSession, target: DeltaLocation, changes: DataFrame, keys: list[str],
+                     values: list[str]) -> dict[str, int]:
+    """Per column, the NULLs the MERGE of `changes` is about to write for TOAST placeholders
+    with no earlier value known (no change of the batch had one and the key has no stored row,
+    or a delete came between). One job, run before the MERGE against the stored keys; only
+    for batches with placeholders the batch itself could not answer."""
+    waiting = [col(toast_column(c)).isNotNull() & ~col(toast_column(c)).getField("known") for c in values]
+    if not waiting:
+        return {}
+    candidates = changes.filter(_any(waiting))
+    stored = target.read(spark).select(*[col(k) for k in keys], SEQ_COLUMN)
+    on = [F.col(f"s.{quote(k)}") == F.col(f"t.{quote(k)}") for k in keys]
+    joined = candidates.alias("s").join(stored.alias("t"), _all(on), "left")
+    sums = joined.agg(*[F.sum(F.expr(unresolved_after_merge(c)).cast("int")).alias(f"n{i}")
+                        for i, c in enumerate(values)]).first()
+    return {c: int(sums[f"n{i}"]) for i, c in enumerate(values) if sums[f"n{i}"]}
+
+
+def record_unresolved(spark: SparkSession, target: DeltaLocation, counts: dict[str, int], batch_id: int,
+                      app_id: str) -> None:
+    """Keep a batch's unresolved TOAST counts beside the table (created when first needed), for
+    `status`; idempotent per batch like every append."""
+    if counts:
+        rows = spark.createDataFrame([(batch_id, c, n) for c, n in counts.items()],
+                                     "batch_id bigint, `column` string, `values` bigint")
+        append_once(rows, target.child("toast_unresolved"), f"{app_id}:toast", batch_id)
+
+
+def _any(conditions: list[Column]) -> Column:
+    out = conditions[0]
+    for c in conditions[1:]:
+        out = out | c
+    return out
+
+
+def _all(conditions: list[Column]) -> Column:
+    out = conditions[0]
+    for c in conditions[1:]:
+        out = out & c
+    return out
 
 
 def _run_merge(target: DeltaLocation, source: DataFrame, plan: MergePlan) -> dict[str, int]:

@@ -1,16 +1,22 @@
 """The MERGE of one table's reduced changes, as a plain value (testable without Spark).
 
     WHEN MATCHED AND op = 'd' AND newer      THEN DELETE
-    WHEN MATCHED AND op <> 'd' AND newer     THEN UPDATE (TOAST placeholders keep stored values)
+    WHEN MATCHED AND op <> 'd' AND newer     THEN UPDATE (TOAST placeholders: see below)
     WHEN NOT MATCHED AND op <> 'd'           THEN INSERT
 "newer" is the position guard: a change not newer than the stored row is a no-op, so replays,
 duplicates and late events change nothing.
+
+A column whose last change was a TOAST placeholder takes the value of the newest change before
+it that the table accepts: the batch's donor change (`_cdc_toast_<c>.seq`) when it is newer
+than the stored row, else the stored value. An insert takes the donor's value, or NULL when no
+value is known (counted as toast_unresolved).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..names import toast_column
 from .tables import SEQ_COLUMN, TS_COLUMN, quote
 
 NEWER = f"s.{SEQ_COLUMN} > t.{SEQ_COLUMN}"
@@ -28,8 +34,7 @@ class MergePlan:
 
 def merge_plan(keys: list[str], values: list[str]) -> MergePlan:
     on = " AND ".join(f"t.{quote(k)} = s.{quote(k)}" for k in keys)
-    update = {quote(c): f"CASE WHEN s.{quote('_cdc_u_' + c)} THEN t.{quote(c)} ELSE s.{quote(c)} END"
-              for c in values}
+    update = {quote(c): f"CASE WHEN {stored_value_wins(c)} THEN t.{quote(c)} ELSE s.{quote(c)} END" for c in values}
     update.update({SEQ_COLUMN: f"s.{SEQ_COLUMN}", TS_COLUMN: f"s.{TS_COLUMN}"})
     inserted = [*keys, *values, SEQ_COLUMN, TS_COLUMN]
     return MergePlan(
@@ -40,3 +45,19 @@ def merge_plan(keys: list[str], values: list[str]) -> MergePlan:
         insert_when="s._cdc_op <> 'd'",
         insert_values={quote(c): f"s.{quote(c)}" for c in inserted},
     )
+
+
+def stored_value_wins(column: str) -> str:
+    """The change's value of `column` is a placeholder and no change of the batch newer than
+    the stored row had a value for it."""
+    toast = f"s.{quote(toast_column(column))}"
+    return f"{toast} IS NOT NULL AND ({toast}.seq IS NULL OR {toast}.seq <= t.{SEQ_COLUMN})"
+
+
+def unresolved_after_merge(column: str) -> str:
+    """Given the reduced change `s` and the stored row `t` (null fields when there is none):
+    the MERGE writes NULL for an unavailable value of `column`."""
+    toast = f"s.{quote(toast_column(column))}"
+    inserted = f"t.{SEQ_COLUMN} IS NULL AND s._cdc_op <> 'd'"
+    updated = f"s.{SEQ_COLUMN} > t.{SEQ_COLUMN} AND s._cdc_op <> 'd' AND {toast}.seq > t.{SEQ_COLUMN}"
+    return f"{toast} IS NOT NULL AND NOT {toast}.known AND (({inserted}) OR ({updated}))"
