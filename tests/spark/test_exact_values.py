@@ -1,0 +1,268 @@
+"""Exact values, always: TOAST placeholders under redelivery and both replica identities, JSON
+numbers as exact decimals, Bits, field names in another case, integers into booleans. Each case
+here once wrote a wrong value without a word."""
+
+from __future__ import annotations
+
+import base64
+import json
+from decimal import Decimal
+
+import pytest
+
+from cdc_delta import cli
+from cdc_delta.debezium.encode import EventWriter, decimal_b64
+from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
+from cdc_delta.errors import ColumnNameClash
+from cdc_delta.status import collect_status
+
+from .helpers import handler, make_config, quarantine_rows, raw_batch, table_rows
+from .replay import write_config
+
+pytestmark = pytest.mark.spark
+COLUMNS = {"id": "bigint", "note": "string", "n": "bigint"}
+PG = EventWriter("postgresql", "items", COLUMNS)
+
+
+def items(**overrides):
+    return {"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": dict(COLUMNS), **overrides}
+
+
+def setup(spark, tmp_path, table=None, **extra):
+    config = make_config(tmp_path, [table or items()], **extra)
+    return config, handler(spark, config)
+
+
+def row(i, note="x", n=0):
+    return {"id": i, "note": note, "n": n}
+
+
+# --- 1. TOAST carry only from a change the table accepts ---------------------------------------
+
+@pytest.mark.parametrize("identity", ["default", "full"])
+def test_toast_carry_skips_a_redelivered_change_older_than_the_stored_row(spark, tmp_path, identity):
+    """The stored row holds 'fresh' (position 20); a connector restart re-sends the change at 10
+    ('stale', new offset) before updates at 30 and 40 whose text is a placeholder."""
+    config, h = setup(spark, tmp_path)
+    h.process(raw_batch(spark, [PG.event("c", None, row(1, "stale", 1), 10, 1),
+                                PG.event("u", None, row(1, "fresh", 2), 20, 2)]), 0)
+    before = None if identity == "default" else row(1, TOAST_PLACEHOLDER, 2)   # FULL, itself unavailable
+    h.process(raw_batch(spark, [
+        PG.event("c", None, row(1, "stale", 1), 10, 1),                        # re-sent, same position
+        PG.event("u", before, row(1, TOAST_PLACEHOLDER, 3), 30, 3),
+        PG.event("u", None, row(1, TOAST_PLACEHOLDER, 4), 40, 4),
+    ], first_offset=2), 1)
+    assert table_rows(spark, config, "items") == [row(1, "fresh", 4)]
+
+
+def test_toast_carry_skips_a_change_older_than_a_tombstone(spark, tmp_path):
+    config, h = setup(spark, tmp_path)
+    h.process(raw_batch(spark, [PG.event("c", None, row(1, "gone", 1), 10, 1), PG.event("d", row(1), None, 20, 2)]), 0)
+    report, _ = h.process(raw_batch(spark, [
+        PG.event("c", None, row(1, "gone", 1), 10, 1),                          # re-sent, before the delete
+        PG.event("u", None, row(1, TOAST_PLACEHOLDER, 3), 30, 3),               # no value known after it
+    ], first_offset=2), 1)
+    assert table_rows(spark, config, "items") == [row(1, None, 3)]
+    assert report.tables["items"].toast_unresolved == 1
+
+
+def test_full_replica_identity_takes_the_events_own_before_value(spark, tmp_path):
+    """Under REPLICA IDENTITY FULL the update's `before` holds the old value, also when the
+    pipeline never saw the row."""
+    config, h = setup(spark, tmp_path)
+    report, _ = h.process(raw_batch(spark, [
+        PG.event("u", row(1, "old text", 1), row(1, TOAST_PLACEHOLDER, 2), 30, 3),
+        PG.event("u", row(2, None, 1), row(2, TOAST_PLACEHOLDER, 2), 31, 3),    # NULL is a value
+    ]), 0)
+    assert table_rows(spark, config, "items") == [row(1, "old text", 2), row(2, None, 2)]
+    assert report.tables["items"].toast_unresolved == 0
+
+
+# --- 2. the placeholder never lands in a table -------------------------------------------------
+
+def test_null_before_a_placeholder_is_carried_as_null(spark, tmp_path):
+    config, h = setup(spark, tmp_path)
+    h.process(raw_batch(spark, [PG.event("c", None, row(1, None, 1), 10, 1)]), 0)
+    h.process(raw_batch(spark, [PG.event("u", None, row(1, TOAST_PLACEHOLDER, 2), 20, 2),
+                                PG.event("c", None, row(2, None, 1), 21, 2),
+                                PG.event("u", None, row(2, TOAST_PLACEHOLDER, 2), 22, 2)], first_offset=1), 1)
+    assert table_rows(spark, config, "items") == [row(1, None, 2), row(2, None, 2)]
+
+
+def test_placeholder_without_any_earlier_value_is_null_and_counted(spark, tmp_path):
+    """A pipeline started late: the first change it sees of a key is an update whose text is
+    unavailable. NULL is written, the batch counts it, and status shows it."""
+    config, h = setup(spark, tmp_path)
+    report, _ = h.process(raw_batch(spark, [PG.event("u", None, row(1, TOAST_PLACEHOLDER, 2), 20, 2),
+                                            PG.event("u", None, row(2, TOAST_PLACEHOLDER, 2), 21, 2),
+                                            PG.event("u", None, row(2, TOAST_PLACEHOLDER, 3), 22, 2)]), 0)
+    assert table_rows(spark, config, "items") == [row(1, None, 2), row(2, None, 3)]
+    assert report.tables["items"].toast_unresolved_columns == {"note": 2}
+    assert "toast unresolved 2" in report.line()
+    assert json.loads(report.as_json())["toast_unresolved"] == 2
+    # the next batch supplies the value; a replay of the first batch counts nothing again
+    h.process(raw_batch(spark, [PG.event("u", None, row(1, "known", 3), 30, 3)], first_offset=3), 1)
+    again, _ = h.process(raw_batch(spark, [PG.event("u", None, row(1, TOAST_PLACEHOLDER, 2), 20, 2)], first_offset=4), 2)
+    assert again.tables["items"].toast_unresolved == 0
+    assert table_rows(spark, config, "items") == [row(1, "known", 3), row(2, None, 3)]
+    assert collect_status(spark, config)["tables"]["items"]["toast_unresolved"] == 2
+
+
+def test_binary_placeholder_is_not_stored_as_bytes(spark, tmp_path):
+    columns = {"id": "bigint", "doc": "binary"}
+    writer = EventWriter("postgresql", "items", columns)
+    config, h = setup(spark, tmp_path, {"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": columns})
+    placeholder_b64 = base64.b64encode(TOAST_PLACEHOLDER.encode()).decode()
+    h.process(raw_batch(spark, [writer.event("u", None, {"id": 1, "doc": placeholder_b64}, 20, 2)]), 0)
+    assert table_rows(spark, config, "items") == [{"id": 1, "doc": None}]
+
+
+# --- 3. JSON-number decimals are exact ----------------------------------------------------------
+
+WIDE = {"id": "bigint", "label": "string", "amount": "decimal(38,10)", "big": "bigint", "price": "decimal(10,2)"}
+
+
+def number_event(i, label, amount, big, price="1.50"):
+    """Debezium with decimal.handling.mode=double/string sends decimals as JSON numbers; the
+    numbers here are written as text so no Python float touches them."""
+    after = f'{{"id":{i},"label":{label},"amount":{amount},"big":{big},"price":{price}}}'
+    source = json.dumps({"connector": "postgresql", "lsn": 100 + i, "db": "shop", "schema": "public", "table": "items"})
+    return f'{{"before":null,"after":{after},"op":"c","ts_ms":1,"source":{source}}}'
+
+
+@pytest.mark.parametrize("handling", ["double", "precise"])
+def test_json_number_decimals_and_integers_are_exact(spark, tmp_path, handling):
+    config, h = setup(spark, tmp_path, {"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": WIDE},
+                      decoding={"decimal_handling": handling})
+    h.process(raw_batch(spark, [
+        number_event(1, "123456789876543212345678987654321.11", "2222222222222222300000001111.1234567890",
+                     "9223372036854775807"),
+        number_event(2, '"text"', "-0.0000000001", "-9223372036854775808", "0E-10"),
+        number_event(3, '"x"', "1", "1", "1.005"),                     # 1.005 does not fit decimal(10,2)
+    ]), 0)
+    assert table_rows(spark, config, "items") == [
+        {"id": 1, "label": "123456789876543212345678987654321.11", "amount": Decimal("2222222222222222300000001111.1234567890"),
+         "big": 9223372036854775807, "price": Decimal("1.50")},
+        {"id": 2, "label": "text", "amount": Decimal("-0.0000000001"), "big": -9223372036854775808, "price": Decimal("0.00")},
+    ]
+    (bad,) = quarantine_rows(spark, config)
+    assert "column 'price': value '1.005' does not decode as decimal(10,2)" in bad["reason"]
+
+
+# --- 4. Decimal schema with a JSON number value (JsonConverter decimal.format=NUMERIC) ------------
+
+def wrapped_decimal_event(i, amount_json: str) -> str:
+    field = {"type": "bytes", "optional": True, "name": "org.apache.kafka.connect.data.Decimal", "version": 1,
+             "parameters": {"scale": "2", "connect.decimal.precision": "12"}, "field": "amount"}
+    value = {"type": "struct", "optional": True, "fields": [{"type": "int64", "optional": False, "field": "id"}, field]}
+    schema = {"type": "struct", "fields": [{**value, "field": "before"}, {**value, "field": "after"},
+                                           {"type": "string", "field": "op"}]}
+    source = json.dumps({"connector": "postgresql", "lsn": 100 + i, "db": "shop", "schema": "public", "table": "items"})
+    payload = f'{{"before":null,"after":{{"id":{i},"amount":{amount_json}}},"op":"c","ts_ms":1,"source":{source}}}'
+    return f'{{"schema":{json.dumps(schema)},"payload":{payload}}}'
+
+
+def test_wrapped_decimal_as_json_number_or_base64_is_exact(spark, tmp_path):
+    columns = {"id": "bigint", "amount": "decimal(12,2)"}
+    config, h = setup(spark, tmp_path, {"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": columns})
+    h.process(raw_batch(spark, [
+        wrapped_decimal_event(1, "1234"),                                   # a number that is also base64 text
+        wrapped_decimal_event(2, "-98765432.10"),
+        wrapped_decimal_event(3, json.dumps(decimal_b64(Decimal("1234.00"), 2))),
+        wrapped_decimal_event(4, "0.001"),                                  # more scale than the column
+    ]), 0)
+    assert table_rows(spark, config, "items") == [
+        {"id": 1, "amount": Decimal("1234.00")}, {"id": 2, "amount": Decimal("-98765432.10")},
+        {"id": 3, "amount": Decimal("1234.00")}]
+    assert [q["offset"] for q in quarantine_rows(spark, config)] == [3]
+
+
+# --- 5. Bits ------------------------------------------------------------------------------------
+
+def bits_event(i, little_endian: bytes, wrapped: bool) -> str:
+    b64 = base64.b64encode(little_endian).decode()
+    source = {"connector": "mysql", "file": "mysql-bin.000001", "pos": 100 + i, "row": 0, "db": "shop", "table": "items"}
+    payload = {"before": None, "after": {"id": i, "flags": b64, "mask": b64}, "op": "c", "ts_ms": 1, "source": source}
+    if not wrapped:
+        return json.dumps(payload)
+    bits = lambda name, n: {"type": "bytes", "optional": True, "name": "io.debezium.data.Bits", "version": 1,  # noqa: E731
+                            "parameters": {"length": str(n)}, "field": name}
+    value = {"type": "struct", "optional": True, "fields": [{"type": "int64", "field": "id"}, bits("flags", 64),
+                                                             bits("mask", 16)]}
+    schema = {"type": "struct", "fields": [{**value, "field": "before"}, {**value, "field": "after"}]}
+    return json.dumps({"schema": schema, "payload": payload})
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_bits_are_decoded_big_endian(spark, tmp_path, wrapped):
+    columns = {"id": "bigint", "flags": {"type": "binary", "encoding": "Bits"}, "mask": {"type": "bigint", "encoding": "Bits"}}
+    config, h = setup(spark, tmp_path, {"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": columns})
+    h.process(raw_batch(spark, [bits_event(1, bytes.fromhex("c707000000000000"), wrapped),
+                                bits_event(2, bytes.fromhex("ff"), wrapped)]), 0)
+    rows = table_rows(spark, config, "items")
+    assert [(r["id"], bytes(r["flags"]).hex(), r["mask"]) for r in rows] == [
+        (1, "00000000000007c7", 0x07c7), (2, "ff", 255)]
+
+
+# --- 6. field names in another case -------------------------------------------------------------
+
+UPPER = {"L_ORDERKEY": "bigint", "L_COMMENT": "string", "L_QTY": "decimal(10,2)"}
+
+
+def test_upper_case_fields_fill_lower_case_columns(spark, tmp_path):
+    lower = {c.lower(): t for c, t in UPPER.items()}
+    config, h = setup(spark, tmp_path, {"name": "items", "match": {"table": "items"}, "keys": ["l_orderkey"],
+                                        "columns": lower})
+    for wrapped in (False, True):
+        writer = EventWriter("postgresql", "items", UPPER, wrapped=wrapped)
+        h.process(raw_batch(spark, [
+            writer.event("c", None, {"L_ORDERKEY": 1 + wrapped, "L_COMMENT": "hello", "L_QTY": Decimal("2.50")}, 10, 1),
+            writer.event("u", None, {"L_ORDERKEY": 1 + wrapped, "L_COMMENT": TOAST_PLACEHOLDER, "L_QTY": Decimal("3.00")}, 11, 1),
+        ]), int(wrapped))
+    assert table_rows(spark, config, "items") == [
+        {"l_orderkey": 1, "l_comment": "hello", "l_qty": Decimal("3.00")},
+        {"l_orderkey": 2, "l_comment": "hello", "l_qty": Decimal("3.00")}]
+    assert quarantine_rows(spark, config) == []
+
+
+def test_fields_that_differ_only_by_case_are_refused_in_one_line(spark, tmp_path):
+    event = PG.event("c", None, row(1), 10, 1).replace('"note":"x"', '"note":"x","NOTE":"y"')
+    config, h = setup(spark, tmp_path)
+    with pytest.raises(ColumnNameClash) as info:
+        h.process(raw_batch(spark, [event]), 0)
+    assert info.value.table == "items" and sorted(info.value.fields_seen) == ["NOTE", "note"]
+    assert info.value.exit_code == 3
+
+
+def test_cli_reports_a_clash_and_a_failed_batch_without_py4j(spark, tmp_path, capsys):
+    """Through `cdc-delta run` (files source): the clash exits 3 in one line; a failure that is
+    not ours (here the table's folder is a file) exits 5 with its cause, not a Python Proxy."""
+    clash = PG.event("c", None, row(1), 10, 1).replace('"note":"x"', '"note":"x","NOTE":"y"')
+    folder = tmp_path / "in" / "t"
+    folder.mkdir(parents=True)
+    (folder / "0.jsonl").write_text(clash + "\n")
+    path = write_config(tmp_path, [items()])
+    assert cli.main(["run", "--config", str(path)]) == 3
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Python Proxy" not in err
+    assert err.startswith("error: table items: events carry fields 'NOTE', 'note'")
+
+    (folder / "0.jsonl").write_text(PG.event("u", None, row(2, TOAST_PLACEHOLDER), 10, 1) + "\n")
+    (tmp_path / "lake" / "items" / "_cdc_toast_unresolved").write_text("in the way")
+    assert cli.main(["run", "--config", str(path)]) == 5
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Python Proxy" not in err and "Py4J" not in err
+    assert err.startswith("error: pipeline replay stopped: ") and "_cdc_toast_unresolved" in err
+
+
+# --- 7. integers into a boolean column: one rule with and without the wrapper ---------------------
+
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_int16_into_boolean(spark, tmp_path, wrapped):
+    columns = {"id": "bigint", "flag": "boolean"}
+    config, h = setup(spark, tmp_path, {"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": columns})
+    writer = EventWriter("mysql", "items", {"id": "bigint", "flag": "smallint"}, wrapped=wrapped)
+    h.process(raw_batch(spark, [writer.event("c", None, {"id": i, "flag": v}, 10 + i, 1) for i, v in enumerate([0, 1, 2])]), 0)
+    assert table_rows(spark, config, "items") == [{"id": 0, "flag": False}, {"id": 1, "flag": True}]
+    (bad,) = quarantine_rows(spark, config)
+    assert "column 'flag': value '2' does not decode as boolean" in bad["reason"]
