@@ -56,6 +56,7 @@ class BatchHandler:
         self.app_id = config.pipeline     # another after a lost checkpoint (recovery.py)
         self.bounds: dict[str, GuardBounds] = {}   # per table: see _load_bounds
         self.case_sensitive = spark.conf.get("spark.sql.caseSensitive", "false").lower() == "true"
+        self.locked = True    # the run holds the tables' writer locks (not so in a user's stream)
 
     @property
     def locations(self) -> list[DeltaLocation]:
@@ -134,9 +135,9 @@ class BatchHandler:
 
     def _load_bounds(self, views: dict[str, TableView]) -> None:
         """The guard's positions of each table in the batch: read at its first batch, or at every
-        batch for a catalog table (no writer lock keeps other writers away from it)."""
+        batch where no writer lock keeps other writers away (a catalog table, a user's stream)."""
         for name in views:
-            if name not in self.bounds or not self.targets[name].path:
+            if name not in self.bounds or not self.targets[name].path or not self.locked:
                 self.bounds[name] = GuardBounds.load(self.spark, self.targets[name])
 
     def _routed(self, raw: DataFrame) -> DataFrame:

@@ -7,8 +7,8 @@ import argparse
 import sys
 from typing import Sequence
 
+from .api import Pipeline, RunResult, as_trigger
 from .config import PipelineConfig, load_config
-from .config.models import Trigger
 from .errors import CdcDeltaError, ConfigError, one_line
 from .secrets import redact
 
@@ -75,19 +75,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def parse_trigger(text: str | None, config: PipelineConfig) -> Trigger:
-    if not text:
-        return config.trigger
-    t = text.strip().lower().replace("-", "_")
-    if t in ("available_now", "once"):
-        return Trigger(kind=t)
-    try:
-        return Trigger(kind="processing_time", interval=text)
-    except ValueError:
-        raise ConfigError("--trigger", "--trigger", "not a trigger", text,
-                          ["available-now", "once", "an interval like '10 seconds'"]) from None
-
-
 def cmd_validate(args) -> int:
     config = load_config(args.config)
     print(f"ok: {args.config}: pipeline {config.pipeline}, {len(config.tables)} table(s): "
@@ -103,33 +90,26 @@ def cmd_plan(args) -> int:
 
 
 def cmd_run(args) -> int:
-    config = load_config(args.config)
-    trigger = parse_trigger(args.trigger, config)
-    from .batch import BatchHandler
-    from .metrics import ProgressPrinter
-    from .session import get_spark
-    from .stream import run_pipeline
-
-    from .checkpoint import check_and_record
-    from .recovery import resume_after_lost_checkpoint
-    from .writer_lock import exclusive
-
-    with exclusive(config.checkpoint_path, f"checkpoint {config.checkpoint_path}", config.pipeline):
-        for note in check_and_record(config, args.config):
-            print(f"note: {note}", flush=True)
-        spark = get_spark(config.pipeline, config.spark)
-        printer = ProgressPrinter(json_path=args.metrics_json)
-        handler = BatchHandler(spark, config, printer)
-        start_config, handler.app_id, resume = resume_after_lost_checkpoint(spark, config, handler.locations)
-        if resume:
-            print(f"note: {resume.describe(config.pipeline)}", flush=True)
-        stopped_by = run_pipeline(spark, start_config, handler, trigger)
-    print(printer.summary(), flush=True)
-    if stopped_by:
-        print(f"stopped by {stopped_by}; the next run continues from {config.checkpoint_path}", flush=True)
+    pipeline = Pipeline.from_yaml(args.config)
+    trigger = as_trigger(args.trigger, pipeline.config)
+    result = pipeline.run(trigger=trigger, metrics_json=args.metrics_json)
+    print(summary(result), flush=True)
+    if result.stopped_by:
+        print(f"stopped by {result.stopped_by}; the next run continues from {pipeline.config.checkpoint_path}",
+              flush=True)
     if args.show:
-        _show(spark, config, None)
+        from .session import get_spark
+
+        _show(get_spark(pipeline.config.pipeline, pipeline.config.spark), pipeline.config, None)
     return 0
+
+
+def summary(result: RunResult) -> str:
+    if not result.reports:
+        return "nothing new: 0 batches"
+    n, secs = len(result.reports), sum(r.seconds for r in result.reports)
+    return (f"done: {n} batch{'es' if n != 1 else ''}, {result.records_in} records, "
+            f"{result.quarantined} quarantined, {secs:.1f} s")
 
 
 def cmd_show(args) -> int:

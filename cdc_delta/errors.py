@@ -83,6 +83,19 @@ class TruncateRefused(CdcDeltaError):
         self.table = table
 
 
+class SourceColumnsMissing(CdcDeltaError):
+    """A DataFrame handed to `pipeline.foreach_batch` lacks columns of Spark's Kafka source."""
+
+    exit_code = 2
+
+    def __init__(self, pipeline: str, missing: list[str], got: list[str], needed: list[str]) -> None:
+        super().__init__(
+            f"pipeline {pipeline}: foreach_batch got a DataFrame without {', '.join(missing)} (its columns: "
+            f"{', '.join(got) or 'none'}); pass the rows of spark.readStream.format('kafka') as they come "
+            f"(needed: {', '.join(needed)}; headers optional)", pipeline=pipeline, missing=missing, got=got)
+        self.missing, self.got = missing, got
+
+
 class SetupError(CdcDeltaError):
     """A local prerequisite (Java, Maven, jars) is missing or failed."""
 

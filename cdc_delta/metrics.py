@@ -101,18 +101,12 @@ class ProgressPrinter:
         self.json_path = json_path
         self.reports: list[BatchReport] = []
 
+    def note(self, text: str) -> None:
+        print(f"note: {text}", file=self.out, flush=True)
+
     def __call__(self, report: BatchReport) -> None:
         self.reports.append(report)
         print(report.line(), file=self.out, flush=True)
         if self.json_path:
             with open(self.json_path, "a", encoding="utf-8") as fh:
                 fh.write(report.as_json() + "\n")
-
-    def summary(self) -> str:
-        if not self.reports:
-            return "nothing new: 0 batches"
-        n = len(self.reports)
-        total = sum(r.records_in for r in self.reports)
-        q = sum(r.quarantined for r in self.reports)
-        secs = sum(r.seconds for r in self.reports)
-        return f"done: {n} batch{'es' if n != 1 else ''}, {total} records, {q} quarantined, {secs:.1f} s"

@@ -7,9 +7,12 @@ import os
 import signal
 import threading
 
+from contextlib import ExitStack
+
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 
 from .batch import BatchHandler
 from .config.models import FilesSource, KafkaSource, PipelineConfig, Trigger, duration_ms
@@ -62,11 +65,19 @@ def _kafka(spark: SparkSession, src: KafkaSource) -> DataFrame:
     reader = spark.readStream.format("kafka")
     for key, value in kafka_options(src).items():
         reader = reader.option(key, value)
-    old_key = F.filter("headers", lambda h: h["key"] == OLD_KEY_HEADER)
-    return reader.load().select(
-        "value", "topic", "partition", "offset", F.lit("").alias("origin"),
-        F.col("timestamp").alias("kafka_ts"),
-        F.try_element_at(old_key, F.lit(1))["value"].cast("string").alias("old_key"))
+    return kafka_records(reader.load())
+
+
+def kafka_records(rows: DataFrame) -> DataFrame:
+    """Spark's Kafka source rows in the source contract (`headers` optional: without them a key
+    change's TOAST values can not be carried from the old key)."""
+    if "headers" in rows.columns:
+        old_key = F.filter("headers", lambda h: h["key"] == OLD_KEY_HEADER)
+        old_key_text = F.try_element_at(old_key, F.lit(1))["value"].cast("string")
+    else:
+        old_key_text = F.lit(None).cast("string")
+    return rows.select("value", "topic", "partition", "offset", F.lit("").alias("origin"),
+                       F.col("timestamp").alias("kafka_ts"), old_key_text.alias("old_key"))
 
 
 def kafka_options(src: KafkaSource) -> dict[str, str]:
@@ -134,16 +145,44 @@ def run_pipeline(spark: SparkSession, config: PipelineConfig, handler: BatchHand
 
 def _run_query(spark: SparkSession, config: PipelineConfig, handler: BatchHandler,
                trigger: Trigger | None, stopper: "GracefulStop") -> None:
+    stopper.watch(start_query(spark, config, handler, trigger))
+    try:
+        stopper.query.awaitTermination()
+    finally:
+        stopper.watch(None)
+
+
+def start_query(spark: SparkSession, config: PipelineConfig, handler: BatchHandler,
+                trigger: Trigger | None) -> StreamingQuery:
     prepare = number_file_lines if isinstance(config.source, FilesSource) else (lambda df: df)
     writer = (open_source(spark, config).writeStream
               .foreachBatch(lambda df, batch_id: handler(prepare(df), batch_id))
               .option("checkpointLocation", os.path.abspath(config.checkpoint_path))
               .queryName(config.pipeline))
-    stopper.watch(_with_trigger(writer, trigger or config.trigger).start())
-    try:
-        stopper.query.awaitTermination()
-    finally:
-        stopper.watch(None)
+    return _with_trigger(writer, trigger or config.trigger).start()
+
+
+def release_when_done(spark: SparkSession, query: StreamingQuery, held: ExitStack) -> None:
+    """Close `held` (the run's locks) when `query` ends, however it ends."""
+
+    class Release(StreamingQueryListener):
+        def onQueryStarted(self, event) -> None:
+            pass
+
+        def onQueryProgress(self, event) -> None:
+            pass
+
+        def onQueryIdle(self, event) -> None:
+            pass
+
+        def onQueryTerminated(self, event) -> None:
+            if str(event.id) == str(query.id):
+                held.close()
+                spark.streams.removeListener(self)
+
+    spark.streams.addListener(Release())
+    if not query.isActive:      # it may have ended before the listener was in place
+        held.close()
 
 
 def failure_cause(exc: Exception) -> str:
