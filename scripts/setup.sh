@@ -17,7 +17,7 @@ if ((${#missing[@]})); then
 fi
 # (re)install unless this checkout is already the installed package with its test tools:
 # reinstalling while tests run elsewhere would pull the package away under them
-installed=$(python3 -c 'import cdc_delta, psycopg, pymysql, pytest, xdist, chispa, hypothesis, deltalake, psutil, matplotlib, os; print(os.path.dirname(os.path.dirname(os.path.abspath(cdc_delta.__file__))))' 2>/dev/null || true)
+installed=$(python3 -c 'import cdc_delta, psycopg, pymysql, pytest, xdist, chispa, hypothesis, deltalake, pyarrow, psutil, matplotlib, os; print(os.path.dirname(os.path.dirname(os.path.abspath(cdc_delta.__file__))))' 2>/dev/null || true)
 if [ "$installed" != "$PWD" ]; then
   python3 -m pip install -q --disable-pip-version-check -e ".[test]" 2>&1 | grep -v -E "^(WARNING: Running pip as|\[notice\])" || true
 fi
