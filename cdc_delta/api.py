@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQuery
 
     from .batch import BatchHandler
+    from .hooks import Hooks
     from .metrics import BatchReport
 
 # what `foreach_batch` needs of each row, as Spark's Kafka source names it
@@ -71,11 +72,12 @@ class Pipeline:
     # --- blocking run: what a scheduled job (and `cdc-delta run`) calls --------------------------
 
     def run(self, spark: "SparkSession | None" = None, trigger: str | Trigger | None = "available-now",
-            metrics_json: str | None = None, out: IO[str] | None = None) -> RunResult:
+            metrics_json: str | None = None, out: IO[str] | None = None, hooks: "Hooks | None" = None) -> RunResult:
         """Run until the trigger is done (available-now, once) or a signal stops it (an
         interval): one writer at a time (locks on the checkpoint and each path table), a lost
         checkpoint resumed from the tables, Kafka outages waited out. Progress lines go to `out`
-        (stdout), and JSON lines to `metrics_json` when given."""
+        (stdout), and JSON lines to `metrics_json` when given. `hooks`: called at the batch's
+        named points (`cdc_delta.hooks`; the crash tests kill the process there)."""
         from .checkpoint import check_and_record
         from .metrics import ProgressPrinter
         from .stream import run_pipeline
@@ -86,14 +88,15 @@ class Pipeline:
             for note in check_and_record(config, self.file):
                 printer.note(note)
             spark = spark or self.local_session()
-            handler, start_config = self._handler(spark, printer)
+            handler, start_config = self._handler(spark, printer, hooks)
             stopped_by = run_pipeline(spark, start_config, handler, as_trigger(trigger, config))
         return RunResult(printer.reports, stopped_by)
 
     # --- a service on the caller's session ---------------------------------------------------
 
     def start(self, spark: "SparkSession | None" = None, trigger: str | Trigger | None = None,
-              metrics_json: str | None = None, out: IO[str] | None = None) -> "StreamingQuery":
+              metrics_json: str | None = None, out: IO[str] | None = None,
+              hooks: "Hooks | None" = None) -> "StreamingQuery":
         """Start the query and return it (`query.stop()`, `query.awaitTermination()`). The
         locks are held until the query ends. Unlike `run`, a Kafka outage fails the query
         (restart it, or use `run`), and signals are the caller's to handle."""
@@ -110,7 +113,7 @@ class Pipeline:
             for note in check_and_record(config, self.file):
                 printer.note(note)
             spark = spark or self.local_session()
-            handler, start_config = self._handler(spark, printer)
+            handler, start_config = self._handler(spark, printer, hooks)
             handler.prepare()
             locks.enter_context(handler.lock_tables())
             query = start_query(spark, start_config, handler, as_trigger(trigger, config))
@@ -152,11 +155,12 @@ class Pipeline:
 
         return get_spark(self.config.pipeline, self.config.spark)
 
-    def _handler(self, spark: "SparkSession", printer: Callable) -> tuple["BatchHandler", PipelineConfig]:
+    def _handler(self, spark: "SparkSession", printer: Callable,
+                 hooks: "Hooks | None") -> tuple["BatchHandler", PipelineConfig]:
         from .batch import BatchHandler
         from .recovery import resume_after_lost_checkpoint
 
-        handler = BatchHandler(spark, self.config, printer)
+        handler = BatchHandler(spark, self.config, printer, hooks)
         start_config, handler.app_id, resume = resume_after_lost_checkpoint(spark, self.config, handler.locations)
         if resume:
             printer.note(resume.describe(self.config.pipeline))

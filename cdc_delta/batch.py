@@ -7,7 +7,6 @@ Every write of a batch is idempotent, so a batch replayed after a crash changes 
 
 from __future__ import annotations
 
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
@@ -22,7 +21,7 @@ from .config.types import parse_sql_type
 from .debezium.connect_schema import image_fields, infer_json_type, lossless
 from .debezium.envelope import parse_envelopes
 from .field_names import FieldNames
-from . import faults
+from .hooks import Hooks
 from .errors import CdcDeltaError, SchemaChangeRefused, TruncateRefused
 from .lake import apply as lake
 from .lake.guard import GuardBounds, guard, seq_literal
@@ -43,8 +42,9 @@ class BatchHandler:
     """Holds what stays the same between batches; ``__call__`` is given to foreachBatch."""
 
     def __init__(self, spark: SparkSession, config: PipelineConfig,
-                 on_report: Callable[[BatchReport], None] | None = None) -> None:
+                 on_report: Callable[[BatchReport], None] | None = None, hooks: Hooks | None = None) -> None:
         self.spark, self.config = spark, config
+        self.hooks = hooks or Hooks()
         self.targets = {t.name: DeltaLocation.of(config.target_of(t)) for t in config.tables}
         self.quarantine = DeltaLocation.of(config.quarantine_location)
         self.on_report = on_report or (lambda r: None)
@@ -109,7 +109,7 @@ class BatchHandler:
         routed = self._routed(raw).persist()
         changes: dict[str, DataFrame] = {}
         try:
-            with faults.during("read"), report.phase("read_decode"):
+            with self.hooks.during("read"), report.phase("read_decode"):
                 summary = _summary(routed)
                 if not _count_origins(summary, report):
                     return report, None
@@ -123,10 +123,10 @@ class BatchHandler:
                         "offsets": report.offsets}
             with lake.commit_metadata([self.spark, raw.sparkSession], metadata):
                 if quarantine and report.quarantined:
-                    with faults.during("quarantine"), report.phase("quarantine"):
+                    with self.hooks.during("quarantine"), report.phase("quarantine"):
                         write_quarantine(bad, self.quarantine, app_id, batch_id)
                 report.tables.update(self._apply_tables(views, changes, stats, batch_id, app_id, report))
-            faults.point("committed")   # tables written, the checkpoint not yet
+            self.hooks.point("committed")   # tables written, the checkpoint not yet
             report.seconds = round(time.monotonic() - started, 3)
             return report, bad
         finally:
@@ -235,19 +235,19 @@ class BatchHandler:
         if any(op in stats for op in ROW_OPS):
             with report.phase("guard"):
                 older = any(r["older_than_tombstone"] for r in stats.values())
-                rows = _materialized_when_timing(guard(self.spark, rows, where, view.keys, self.bounds[view.name], older))
+                rows = guard(self.spark, rows, where, view.keys, self.bounds[view.name], older)
             with report.phase("reduce"):
                 if sum(r["key_changes"] for r in stats.values()):
                     stored = where.recent_rows(self.spark, KEY_CHANGE_LOOKBACK_VERSIONS)
                     rows = carry_across_key_change(rows, stored, view)
-                changes = _materialized_when_timing(reduce_to_last_change(rows, view).persist())
+                changes = reduce_to_last_change(rows, view).persist()
             if sum(r["placeholders"] for r in stats.values()):
                 with report.phase("toast"):
                     figures.toast_unresolved_columns = lake.count_unresolved(
                         self.spark, where, changes, view.keys, view.values)
             if "d" in stats:   # raised before the write: a tombstone may land without its MERGE
                 self.bounds[view.name].raise_tombstone(stats["d"]["seq"])
-            with faults.during("merge"), report.phase("merge"):
+            with self.hooks.during("merge"), report.phase("merge"):
                 figures.inserted, figures.updated, figures.deleted = lake.merge_changes(
                     self.spark, where, changes, view.keys, view.values, "d" in stats, batch_id, app_id)
                 lake.record_unresolved(self.spark, where, figures.toast_unresolved_columns, batch_id, app_id)
@@ -332,15 +332,6 @@ def _any_placeholder(view: TableView):
     """The change still has a TOAST placeholder after its own `before` image was asked."""
     flags = [col(f"_cdc_u_{c}") for c in view.values]
     return F.greatest(*flags) if len(flags) > 1 else (flags[0] if flags else F.lit(False))
-
-
-def _materialized_when_timing(df: DataFrame) -> DataFrame:
-    """With CDC_DELTA_PHASE_TIMING=1 (benchmarks), compute a lazy step where its phase is timed,
-    so the split of a batch's seconds is true; otherwise Spark runs it inside the MERGE."""
-    if os.environ.get("CDC_DELTA_PHASE_TIMING") == "1":
-        df = df.persist()
-        df.count()
-    return df
 
 
 def _infer_types(routed: DataFrame, table: str, cols: list[str]) -> dict[str, str]:

@@ -10,6 +10,7 @@ from typing import Sequence
 from .api import Pipeline, RunResult, as_trigger
 from .config import PipelineConfig, load_config
 from .errors import CdcDeltaError, ConfigError, one_line
+from .hooks import from_environment
 from .secrets import redact
 
 EXIT_CODES = """exit codes:
@@ -92,7 +93,7 @@ def cmd_plan(args) -> int:
 def cmd_run(args) -> int:
     pipeline = Pipeline.from_yaml(args.config)
     trigger = as_trigger(args.trigger, pipeline.config)
-    result = pipeline.run(trigger=trigger, metrics_json=args.metrics_json)
+    result = pipeline.run(trigger=trigger, metrics_json=args.metrics_json, hooks=from_environment())
     print(summary(result), flush=True)
     if result.stopped_by:
         print(f"stopped by {result.stopped_by}; the next run continues from {pipeline.config.checkpoint_path}",
