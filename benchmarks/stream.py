@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Iterator
 
-from cdc_delta.debezium.encode import EventWriter
+from devtools.encode import EventWriter
 from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
 
 TABLE = "orders"

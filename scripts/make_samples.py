@@ -12,7 +12,7 @@ import datetime as dt
 from decimal import Decimal
 from pathlib import Path
 
-from cdc_delta.debezium.encode import EventWriter
+from devtools.encode import EventWriter
 
 COLUMNS = {"order_id": "bigint", "customer_id": "bigint", "amount": "decimal(10,2)",
            "status": "string", "order_date": "date", "updated_at": "timestamp"}

@@ -18,9 +18,9 @@ down() { for ((i=${#SERVICES[@]}-1; i>=0; i--)); do bash "scripts/${SERVICES[$i]
 up() {
   bash scripts/setup.sh
   for s in "${SERVICES[@]}"; do bash "scripts/$s.sh" reset >/dev/null; bash "scripts/$s.sh" start; done
-  python3 -m cdc_delta.sandbox tables --engine postgres
-  python3 -m cdc_delta.sandbox tables --engine mariadb
-  python3 -m cdc_delta.sandbox register --engine postgres --engine mariadb \
+  python3 -m devtools.sandbox tables --engine postgres
+  python3 -m devtools.sandbox tables --engine mariadb
+  python3 -m devtools.sandbox register --engine postgres --engine mariadb \
     --connect "http://127.0.0.1:${CONNECT_PORT:-8083}" \
     --set "schema.history.internal.kafka.bootstrap.servers=$KAFKA_BOOTSTRAP"
 }
@@ -29,12 +29,12 @@ demo() {
   trap down EXIT
   up
   rm -rf lake/postgres lake/mariadb checkpoints/postgres checkpoints/mariadb
-  python3 -m cdc_delta.sandbox workload --engine postgres --changes "${CHANGES:-400}" --truncate customers
-  python3 -m cdc_delta.sandbox workload --engine mariadb --changes "${CHANGES:-400}"
+  python3 -m devtools.sandbox workload --engine postgres --changes "${CHANGES:-400}" --truncate customers
+  python3 -m devtools.sandbox workload --engine mariadb --changes "${CHANGES:-400}"
   for engine in postgres mariadb; do
-    python3 -m cdc_delta.sandbox quiet --config "configs/$engine.yaml"
+    python3 -m devtools.sandbox quiet --config "configs/$engine.yaml"
     python3 -m cdc_delta run --config "configs/$engine.yaml" --show
-    python3 -m cdc_delta.sandbox compare --engine "$engine" --config "configs/$engine.yaml"
+    python3 -m devtools.sandbox compare --engine "$engine" --config "configs/$engine.yaml"
   done
 }
 

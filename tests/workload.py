@@ -6,7 +6,7 @@ import json
 import random
 from decimal import Decimal
 
-from cdc_delta.debezium.encode import EventWriter
+from devtools.encode import EventWriter
 
 COLUMNS = {"id": "bigint", "v": "string", "amount": "decimal(10,2)"}
 TABLE = {"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": COLUMNS}

@@ -22,7 +22,7 @@ KAFKA_PORT = int(os.environ.get("CDC_DELTA_TEST_API_KAFKA_PORT", "19592"))
 
 
 def test_user_owned_foreach_batch_equals_cdc_delta_run(spark, broker, tmp_path, monkeypatch):
-    from cdc_delta.demo import produce_samples   # noqa: the sample producer
+    from devtools.demo import produce_samples   # noqa: the sample producer
 
     produce_samples(broker)
     monkeypatch.setenv("KAFKA_BOOTSTRAP", broker)

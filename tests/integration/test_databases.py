@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cdc_delta.sandbox import chain
-from cdc_delta.sandbox.compare import diff, lake_rows
-from cdc_delta.sandbox.connectors import delete, register
-from cdc_delta.sandbox.databases import (Database, create_database, create_tables, mariadb_from_env,
+from devtools.sandbox import chain
+from devtools.sandbox.compare import diff, lake_rows
+from devtools.sandbox.connectors import delete, register
+from devtools.sandbox.databases import (Database, create_database, create_tables, mariadb_from_env,
                                          postgres_from_env, read_table)
-from cdc_delta.sandbox.workload import Counts, Workload
+from devtools.sandbox.workload import Counts, Workload
 
 from ..conftest import REPO
 

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from cdc_delta.config import load_config
-from cdc_delta.debezium.encode import EventWriter
+from devtools.encode import EventWriter
 from cdc_delta.kafka_io import create_topics, produce
 
 from ..conftest import REPO

@@ -121,7 +121,7 @@ def test_lost_checkpoint_resumes_from_the_offsets_in_the_tables(spark, broker, t
 
 def test_starting_offsets_latest_per_partition_and_pattern(spark, broker, tmp_path):
     rows = lambda ids: [(json.dumps({"id": i}).encode(), e.encode()) for i, e in ids]  # noqa: E731
-    from cdc_delta.debezium.encode import EventWriter
+    from devtools.encode import EventWriter
     w = EventWriter("postgresql", "items", TABLE["columns"])
     ev = lambda i, pos: w.event("c", None, {"id": i, "v": f"v{i}", "amount": 1}, pos, pos)  # noqa: E731
 
@@ -193,7 +193,7 @@ def test_spark_submit_to_a_standalone_cluster(spark, broker, spark_cluster, tmp_
 
 
 def test_running_service_picks_up_new_topic_and_stops_on_sigterm(broker, tmp_path):
-    from cdc_delta.debezium.encode import EventWriter
+    from devtools.encode import EventWriter
     w = EventWriter("postgresql", "items", TABLE["columns"])
     event = lambda i: (json.dumps({"id": i}).encode(), w.event("c", None, {"id": i, "v": "x", "amount": 1}, i, i).encode())  # noqa: E731
     create_topics(broker, {"svc.a": 1})

@@ -12,7 +12,7 @@ import yaml
 
 from cdc_delta import Pipeline
 from cdc_delta.config import load_config
-from cdc_delta.debezium.encode import EventWriter
+from devtools.encode import EventWriter
 from cdc_delta.errors import ConfigError, SourceColumnsMissing
 
 from ..conftest import REPO

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from cdc_delta.debezium.encode import EventWriter, decimal_b64
+from devtools.encode import EventWriter, decimal_b64
 
 from .helpers import handler, make_config, quarantine_rows, raw_batch, table_rows
 

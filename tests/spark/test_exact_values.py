@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 
 from cdc_delta import cli
-from cdc_delta.debezium.encode import EventWriter, decimal_b64
+from devtools.encode import EventWriter, decimal_b64
 from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
 from cdc_delta.errors import ColumnNameClash
 from cdc_delta.status import collect_status

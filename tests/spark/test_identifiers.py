@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cdc_delta.debezium.encode import EventWriter
+from devtools.encode import EventWriter
 from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
 
 from .helpers import handler, make_config, raw_batch, table_rows

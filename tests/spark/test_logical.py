@@ -10,7 +10,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from cdc_delta.config.types import parse_sql_type
-from cdc_delta.debezium.encode import decimal_b64
+from devtools.encode import decimal_b64
 from cdc_delta.debezium.logical import decode
 
 pytestmark = pytest.mark.spark

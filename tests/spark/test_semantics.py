@@ -7,7 +7,7 @@ import json
 import pytest
 from delta.tables import DeltaTable
 
-from cdc_delta.debezium.encode import EventWriter
+from devtools.encode import EventWriter
 from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
 from cdc_delta.errors import SchemaChangeRefused, TruncateRefused, WriterBusy
 from cdc_delta.replay import replay_quarantine

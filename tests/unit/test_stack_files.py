@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from cdc_delta.config import load_config
-from cdc_delta.sandbox.chain import pipeline_config
-from cdc_delta.sandbox.databases import mariadb_from_env, postgres_from_env
+from devtools.sandbox.chain import pipeline_config
+from devtools.sandbox.databases import mariadb_from_env, postgres_from_env
 
 from ..conftest import REPO
 

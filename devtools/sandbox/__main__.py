@@ -1,4 +1,4 @@
-"""python -m cdc_delta.sandbox tables|register|workload|quiet|compare: the steps of scripts/stack.sh.
+"""python -m devtools.sandbox tables|register|workload|quiet|compare: the steps of scripts/stack.sh.
 
 Databases come from the environment the scripts use (PG_PORT, PG_USER, PG_PASSWORD,
 PG_DATABASE; MARIADB_PORT, …), the broker from KAFKA_BOOTSTRAP (127.0.0.1:9092)."""
@@ -18,7 +18,7 @@ def database(engine: str) -> Database:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cdc_delta.sandbox", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m devtools.sandbox", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("tables", help="(re)create the sandbox tables, dropping what they held")
     p.add_argument("--engine", choices=["postgres", "mariadb"], required=True)
@@ -79,7 +79,7 @@ def workload(args: argparse.Namespace) -> int:
 
 
 def quiet(args: argparse.Namespace) -> int:
-    from ..config import load_config
+    from cdc_delta.config import load_config
     from .chain import wait_until_quiet
 
     config = load_config(args.config)
@@ -89,9 +89,9 @@ def quiet(args: argparse.Namespace) -> int:
 
 
 def compare(args: argparse.Namespace) -> int:
-    from ..config import load_config
-    from ..lake.tables import DeltaLocation
-    from ..session import get_spark
+    from cdc_delta.config import load_config
+    from cdc_delta.lake.tables import DeltaLocation
+    from cdc_delta.session import get_spark
     from .compare import diff, lake_rows
 
     config = load_config(args.config)

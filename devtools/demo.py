@@ -1,4 +1,4 @@
-"""`python -m cdc_delta.demo produce`: send the bundled sample streams to a broker, one topic
+"""`python -m devtools.demo produce`: send the bundled sample streams to a broker, one topic
 per sample folder, keyed by primary key as Debezium does (so each key keeps one partition)."""
 
 from __future__ import annotations
@@ -7,9 +7,10 @@ import argparse
 import json
 from pathlib import Path
 
-from .kafka_io import create_topics, produce
+import cdc_delta
+from cdc_delta.kafka_io import create_topics, produce
 
-SAMPLES = Path(__file__).with_name("samples")
+SAMPLES = Path(cdc_delta.__file__).with_name("samples")
 KEYS = {"dbserver1.shop.orders": "order_id", "dbserver1.shop.customers": "customer_id",
         "pg.bank.transactions": "txn_id"}
 
@@ -42,7 +43,7 @@ def produce_samples(bootstrap: str, partitions: int = 2) -> dict[str, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m cdc_delta.demo")
+    parser = argparse.ArgumentParser(prog="python -m devtools.demo")
     parser.add_argument("command", choices=["produce"])
     parser.add_argument("--bootstrap", default="127.0.0.1:9092")
     args = parser.parse_args()
