@@ -17,11 +17,10 @@ from .config.types import SqlType
 from .debezium.connect_schema import FieldInfo
 from .debezium.logical import decode, is_placeholder
 from .debezium.order import seq_struct, source_position
-from .names import col, toast_column
+from .frame import ORIGIN_COLUMNS, toast_column
+from .names import col
 
 ROW_OPS = ("c", "u", "r", "d")
-ORIGIN_COLUMNS = ("_cdc_value", "_cdc_topic", "_cdc_partition", "_cdc_offset", "_cdc_origin",
-                  "_cdc_kafka_ts")
 MAX_SHOWN = 60
 
 

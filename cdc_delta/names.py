@@ -15,10 +15,3 @@ def quote(name: str) -> str:
 def col(name: str) -> Column:
     """F.col for a literal column name (F.col itself parses dots and backticks)."""
     return F.col(quote(name))
-
-
-def toast_column(column: str) -> str:
-    """A reduced change's note of where the value of `column` came from when its last change
-    sent a TOAST placeholder (null when it did not): {seq: the donor change's position, or
-    null; known: that change had a value}."""
-    return f"_cdc_toast_{column}"

@@ -23,10 +23,6 @@ OPS = ("c", "u", "d", "r", "t", "m")
 STRICT_JSON_MAX_BYTES = 8 * 1024 * 1024
 ENVELOPE_FIELDS = ("before", "after", "op", "ts_ms", "source", "transaction")
 
-# the input contract of every source: one row per Kafka record; a source may add `old_key`,
-# the text of Debezium's `__debezium.oldkey` header (set on the create after a key change)
-RAW_COLUMNS = ("value", "topic", "partition", "offset", "origin", "kafka_ts")
-
 
 def parse_envelopes(raw: DataFrame, max_value_bytes: int = 32 * 1024 * 1024) -> DataFrame:
     """Add the envelope (``_cdc_op``, ``_cdc_before``, …) and ``_cdc_error`` to raw records.

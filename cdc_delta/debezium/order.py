@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-SEQ_TYPE = ("struct<text:string,p1:bigint,p2:bigint,p3:bigint,stream:int,origin:string,"
-            "partition:int,offset:bigint,op_rank:int>")
+from ..frame import SEQ_TYPE  # noqa: F401 (the type of what seq_struct builds)
+
 SNAPSHOT_MARKS = ("true", "last", "first", "first_in_data_collection", "last_in_data_collection")
 OP_RANK = {"r": 0, "c": 1, "u": 2, "d": 3, "t": 4, "m": 5}
 KNOWN_CONNECTORS = ("postgresql", "mysql", "mariadb", "sqlserver", "oracle")

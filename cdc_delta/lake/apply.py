@@ -10,8 +10,8 @@ from typing import Any, Iterator
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
-from ..debezium.order import SEQ_TYPE
-from ..names import col, toast_column
+from ..frame import SEQ_TYPE, toast_column
+from ..names import col
 from .guard import seq_literal
 from .plan import MergePlan, merge_plan, unresolved_after_merge
 from .tables import SEQ_COLUMN, TS_COLUMN, DeltaLocation, create_if_missing, quote

@@ -15,7 +15,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
-from ..debezium.order import SEQ_TYPE
+from ..frame import SEQ_TYPE
 from ..names import col
 from .tables import SEQ_COLUMN, DeltaLocation, quote
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..names import toast_column
+from ..frame import toast_column
 from .tables import SEQ_COLUMN, TS_COLUMN, quote
 
 NEWER = f"s.{SEQ_COLUMN} > t.{SEQ_COLUMN}"

@@ -5,18 +5,16 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
-from ..config.models import Target
 from ..config.types import SqlType, parse_sql_type
-from ..debezium.order import SEQ_TYPE
+from ..frame import SEQ_COLUMN, SEQ_TYPE, TS_COLUMN
 from ..names import quote  # noqa: F401 (re-exported)
 
-SEQ_COLUMN, TS_COLUMN = "_cdc_seq", "_cdc_source_ts"
 META_COLUMNS = f"`{SEQ_COLUMN}` {SEQ_TYPE}, `{TS_COLUMN}` bigint"
 
 
@@ -28,7 +26,8 @@ class DeltaLocation:
     name: str | None = None
 
     @classmethod
-    def of(cls, target: Target) -> "DeltaLocation":
+    def of(cls, target: Any) -> "DeltaLocation":
+        """From a config's target (anything with `path` or `table`)."""
         return cls(path=os.path.abspath(target.path)) if target.path else cls(name=target.table)
 
     @property

@@ -8,7 +8,7 @@ import random
 import pytest
 from pyspark.sql import functions as F
 
-from cdc_delta.debezium.order import SEQ_TYPE
+from cdc_delta.frame import SEQ_TYPE
 from cdc_delta.lake.guard import SEQ_FIELDS, newer, seq_order
 
 pytestmark = pytest.mark.spark
