@@ -104,7 +104,13 @@ start() {
   configure
   local java=(java -Xms256m -Xmx768m -Dlog4j2.configurationFile="$HOME_DIR/log4j2.properties" -cp "$LIBS/*")
   if [ ! -f "$HOME_DIR/data/meta.properties" ]; then
-    "${java[@]}" kafka.tools.StorageTool format -t "$(python3 -c 'import base64,uuid;print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')" \
+    # a cluster id as Kafka makes one: url-safe base64 of a random UUID, never starting with '-'
+    # (the storage tool would read it as an option: 1 start in 64 failed so)
+    local cluster_id
+    cluster_id=$(python3 -c 'import base64,uuid
+while (i := base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")).startswith("-"): pass
+print(i)')
+    "${java[@]}" kafka.tools.StorageTool format -t "$cluster_id" \
       -c "$HOME_DIR/server.properties" >"$HOME_DIR/format.log" 2>&1 || { cat "$HOME_DIR/format.log" >&2; exit 1; }
   fi
   nohup "${java[@]}" kafka.Kafka "$HOME_DIR/server.properties" >"$HOME_DIR/broker.log" 2>&1 &
