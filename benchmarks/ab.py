@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from cdc_delta.kafka_io import create_topics, produce
+from cdc_delta.infra.kafka_io import create_topics, produce
 
 from .measure import REPO, Run, measured
 from .run import PARTITIONS, jsonl, kafka

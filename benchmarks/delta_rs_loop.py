@@ -17,7 +17,7 @@ import pyarrow as pa
 from confluent_kafka import Consumer
 from deltalake import DeltaTable
 
-from cdc_delta.kafka_io import end_offsets
+from cdc_delta.infra.kafka_io import end_offsets
 
 from .tables import PLAIN_TYPES
 

@@ -16,7 +16,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from cdc_delta.session import get_spark
+from cdc_delta.infra.session import get_spark
 
 from .tables import PLAIN_TYPES
 

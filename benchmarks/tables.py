@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 
 from cdc_delta.batch import BatchHandler
 from cdc_delta.config import parse_config
-from cdc_delta.session import get_spark
+from cdc_delta.infra.session import get_spark
 
 from .stream import COLUMNS, NOTE_FILLER, STATUSES, TABLE
 

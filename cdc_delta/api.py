@@ -26,9 +26,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
-    from .batch import BatchHandler
+    from .batch.runner import BatchHandler
     from .hooks import Hooks
-    from .metrics import BatchReport
+    from .batch.report import BatchReport
 
 # what `foreach_batch` needs of each row, as Spark's Kafka source names it
 KAFKA_SOURCE_COLUMNS = ("value", "topic", "partition", "offset", "timestamp")
@@ -78,10 +78,10 @@ class Pipeline:
         checkpoint resumed from the tables, Kafka outages waited out. Progress lines go to `out`
         (stdout), and JSON lines to `metrics_json` when given. `hooks`: called at the batch's
         named points (`cdc_delta.hooks`; the crash tests kill the process there)."""
-        from .checkpoint import check_and_record
-        from .metrics import ProgressPrinter
-        from .stream import run_pipeline
-        from .writer_lock import exclusive
+        from .run.checkpoint import check_and_record
+        from .batch.report import ProgressPrinter
+        from .run.stream import run_pipeline
+        from .run.writer_lock import exclusive
 
         config, printer = self.config, ProgressPrinter(out, metrics_json)
         with exclusive(config.checkpoint_path, f"checkpoint {config.checkpoint_path}", config.pipeline):
@@ -100,10 +100,10 @@ class Pipeline:
         """Start the query and return it (`query.stop()`, `query.awaitTermination()`). The
         locks are held until the query ends. Unlike `run`, a Kafka outage fails the query
         (restart it, or use `run`), and signals are the caller's to handle."""
-        from .checkpoint import check_and_record
-        from .metrics import ProgressPrinter
-        from .stream import release_when_done, start_query
-        from .writer_lock import exclusive
+        from .run.checkpoint import check_and_record
+        from .batch.report import ProgressPrinter
+        from .run.stream import release_when_done, start_query
+        from .run.writer_lock import exclusive
 
         config, printer = self.config, ProgressPrinter(out, metrics_json)
         locks = ExitStack()
@@ -140,7 +140,7 @@ class Pipeline:
     def table(self, name: str, spark: "SparkSession | None" = None) -> "DataFrame":
         """A table's current rows, without cdc-delta's own columns."""
         from .lake.tables import DeltaLocation
-        from .names import col
+        from .infra.names import col
 
         spec = next((t for t in self.config.tables if t.name == name), None)
         if spec is None:
@@ -151,14 +151,14 @@ class Pipeline:
     def local_session(self) -> "SparkSession":
         """cdc-delta's own session (local master, Delta and Kafka jars, local defaults); under
         spark-submit the submitted settings win."""
-        from .session import get_spark
+        from .infra.session import get_spark
 
         return get_spark(self.config.pipeline, self.config.spark)
 
     def _handler(self, spark: "SparkSession", printer: Callable,
                  hooks: "Hooks | None") -> tuple["BatchHandler", PipelineConfig]:
-        from .batch import BatchHandler
-        from .recovery import resume_after_lost_checkpoint
+        from .batch.runner import BatchHandler
+        from .run.recovery import resume_after_lost_checkpoint
 
         handler = BatchHandler(spark, self.config, printer, hooks)
         start_config, handler.app_id, resume = resume_after_lost_checkpoint(spark, self.config, handler.locations)
@@ -179,17 +179,17 @@ class UserStreamBatches:
         missing = [c for c in KAFKA_SOURCE_COLUMNS if c not in batch.columns]
         if missing:
             raise SourceColumnsMissing(self.config.pipeline, missing, list(batch.columns), list(KAFKA_SOURCE_COLUMNS))
-        from .stream import kafka_records
+        from .run.stream import kafka_records
 
         self._handler(batch.sparkSession)(kafka_records(batch), batch_id)
 
     def _handler(self, spark: "SparkSession") -> "BatchHandler":
         if self.handler is None:
-            from .batch import BatchHandler
-            from .metrics import ProgressPrinter
+            from .batch.runner import BatchHandler
+            from .batch.report import ProgressPrinter
 
-            handler = BatchHandler(spark, self.config, ProgressPrinter())
-            handler.locked = False     # no writer lock: re-read the guard's positions every batch
+            # no writer lock: the sinks read the guard's positions again every batch
+            handler = BatchHandler(spark, self.config, ProgressPrinter(), locked=False)
             handler.prepare()
             self.handler = handler
         return self.handler

@@ -9,9 +9,9 @@ from typing import Sequence
 
 from .api import Pipeline, RunResult, as_trigger
 from .config import PipelineConfig, load_config
-from .errors import CdcDeltaError, ConfigError, one_line
+from .errors import CdcDeltaError, one_line
 from .hooks import from_environment
-from .secrets import redact
+from .infra.secrets import redact
 
 EXIT_CODES = """exit codes:
   0  done (available-now / once: everything new was applied)
@@ -84,7 +84,7 @@ def cmd_validate(args) -> int:
 
 
 def cmd_plan(args) -> int:
-    from .plan_report import describe
+    from .ops.plan_report import describe
 
     print(describe(load_config(args.config)))
     return 0
@@ -99,7 +99,7 @@ def cmd_run(args) -> int:
         print(f"stopped by {result.stopped_by}; the next run continues from {pipeline.config.checkpoint_path}",
               flush=True)
     if args.show:
-        from .session import get_spark
+        from .infra.session import get_spark
 
         _show(get_spark(pipeline.config.pipeline, pipeline.config.spark), pipeline.config, None)
     return 0
@@ -115,7 +115,7 @@ def summary(result: RunResult) -> str:
 
 def cmd_show(args) -> int:
     config = load_config(args.config)
-    from .session import get_spark
+    from .infra.session import get_spark
 
     _show(get_spark(config.pipeline, config.spark), config, args.table)
     return 0
@@ -125,8 +125,8 @@ def cmd_status(args) -> int:
     import json
 
     config = load_config(args.config)
-    from .session import get_spark
-    from .status import collect_status, render
+    from .infra.session import get_spark
+    from .ops.status import collect_status, render
 
     status = collect_status(get_spark(config.pipeline, config.spark), config)
     print(json.dumps(status, sort_keys=True) if args.json else render(status), flush=True)
@@ -135,8 +135,8 @@ def cmd_status(args) -> int:
 
 def cmd_replay(args) -> int:
     config = load_config(args.config)
-    from .replay import replay_quarantine
-    from .session import get_spark
+    from .ops.replay import replay_quarantine
+    from .infra.session import get_spark
 
     print(replay_quarantine(get_spark(config.pipeline, config.spark), config, args.table), flush=True)
     return 0
@@ -144,7 +144,7 @@ def cmd_replay(args) -> int:
 
 def _show(spark, config: PipelineConfig, only: str | None) -> None:
     from .lake.tables import DeltaLocation
-    from .names import col
+    from .infra.names import col
 
     for spec in config.tables:
         if only and spec.name != only:

@@ -4,22 +4,50 @@ position type. No pyspark here: the config checks and unit tests import it witho
 Raw input (what every source gives a batch, one row per Kafka record):
     value, topic, partition, offset, origin (a file, for files), kafka_ts; optional old_key,
     the text of Debezium's `__debezium.oldkey` header (on the create after a key change)
-Origin columns carried from the record to the change (and into the quarantine):
-    _cdc_value, _cdc_topic, _cdc_partition, _cdc_offset, _cdc_origin, _cdc_kafka_ts
-Stored with each row of a table: _cdc_seq (the position, SEQ_TYPE) and _cdc_source_ts.
+Decoded records (steps/decode.py): the origin columns, the envelope, the table it routes to.
+A table's changes (steps/changes.py): origin columns, the key and value columns by their own
+names, a flag per value column still a TOAST placeholder, op, position, source time, error.
+Stored with each row of a table: SEQ_COLUMN (the position, SEQ_TYPE) and TS_COLUMN.
+
+Every name cdc-delta adds begins with PREFIX; user columns never do. A step's own working
+columns are `scratch(...)` names, dropped before the step returns.
 """
 
 from __future__ import annotations
 
+PREFIX = "_cdc_"
+
 RAW_COLUMNS = ("value", "topic", "partition", "offset", "origin", "kafka_ts")
-ORIGIN_COLUMNS = ("_cdc_value", "_cdc_topic", "_cdc_partition", "_cdc_offset", "_cdc_origin", "_cdc_kafka_ts")
+RAW_OLD_KEY = "old_key"
+
+# carried from the record to the change (and into the quarantine)
+VALUE, TOPIC, PARTITION, OFFSET, ORIGIN, KAFKA_TS = ORIGIN_COLUMNS = tuple(f"{PREFIX}{c}" for c in RAW_COLUMNS)
+
+# the envelope (debezium/envelope.py)
+IS_TOMBSTONE = f"{PREFIX}is_tombstone"      # a Kafka tombstone (null value)
+OP = f"{PREFIX}op"
+BEFORE, AFTER = f"{PREFIX}before", f"{PREFIX}after"     # row images, map<string,variant>
+SOURCE = f"{PREFIX}source"                  # the source block, map<string,string>
+ENVELOPE_TS = f"{PREFIX}envelope_ts"
+SCHEMA, SCHEMA_ID = f"{PREFIX}schema", f"{PREFIX}schema_id"   # the wrapper's schema text, its hash
+OLD_KEY = f"{PREFIX}old_key"                # the previous key's fields after a key change
+ERROR = f"{PREFIX}error"                    # the first reason the record can not apply, or null
+TABLE = f"{PREFIX}table"                    # the configured table it routes to
 
 # the total order of changes per key, compared field by field (debezium/order.py builds it)
 SEQ_TYPE = ("struct<text:string,p1:bigint,p2:bigint,p3:bigint,stream:int,origin:string,"
             "partition:int,offset:bigint,op_rank:int>")
-SEQ_COLUMN, TS_COLUMN = "_cdc_seq", "_cdc_source_ts"
-# cdc-delta's own columns and companion tables begin with this; user columns never do
-PREFIX = "_cdc_"
+SEQ_COLUMN, TS_COLUMN = f"{PREFIX}seq", f"{PREFIX}source_ts"
+
+
+def unavailable(column: str) -> str:
+    """A change's flag: its value of `column` is a TOAST placeholder no image of its own answers."""
+    return f"{PREFIX}u_{column}"
+
+
+def previous_key(key: str) -> str:
+    """On a create that follows a primary-key change, the previous value of key column `key`."""
+    return f"{PREFIX}ok_{key}"
 
 
 def toast_column(column: str) -> str:
@@ -27,3 +55,22 @@ def toast_column(column: str) -> str:
     sent a TOAST placeholder (null when it did not): {seq: the donor change's position, or
     null; known: that change had a value}."""
     return f"{PREFIX}toast_{column}"
+
+
+def scratch(*parts: object) -> str:
+    """A working column of one step, e.g. scratch("a", 3) -> `_cdc_a_3`."""
+    return PREFIX + "_".join(str(p) for p in parts)
+
+
+def companion_folder(suffix: str) -> str:
+    """The folder of a path table's companion table (tombstones, truncates, …)."""
+    return f"{PREFIX}{suffix}"
+
+
+def companion_name(table: str, suffix: str) -> str:
+    """The catalog name of a catalog table's companion table."""
+    return f"{table}_{PREFIX}{suffix}"
+
+
+def is_own_column(name: str) -> bool:
+    return name.startswith(PREFIX)

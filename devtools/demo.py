@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import cdc_delta
-from cdc_delta.kafka_io import create_topics, produce
+from cdc_delta.infra.kafka_io import create_topics, produce
 
 SAMPLES = Path(cdc_delta.__file__).with_name("samples")
 KEYS = {"dbserver1.shop.orders": "order_id", "dbserver1.shop.customers": "customer_id",

@@ -21,6 +21,6 @@ installed=$(python3 -c 'import cdc_delta, psycopg, pymysql, pytest, xdist, chisp
 if [ "$installed" != "$PWD" ]; then
   python3 -m pip install -q --disable-pip-version-check -e ".[test]" 2>&1 | grep -v -E "^(WARNING: Running pip as|\[notice\])" || true
 fi
-python3 -c "from cdc_delta.jars import spark_jars; spark_jars()"
+python3 -c "from cdc_delta.infra.jars import spark_jars; spark_jars()"
 bash scripts/kafka.sh fetch
 bash scripts/connect.sh fetch

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 MASTER=$1; shift
 SPARK_HOME=$(python3 -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')
-JARS=$(python3 -c 'from cdc_delta.jars import spark_jars; print(",".join(spark_jars()))')
+JARS=$(python3 -c 'from cdc_delta.infra.jars import spark_jars; print(",".join(spark_jars()))')
 mkdir -p dist
 rm -f dist/cdc_delta.zip
 python3 - <<'PY'

@@ -14,7 +14,7 @@ FIXTURES = REPO.parent / "shared" / "fixtures"
 
 @pytest.fixture(scope="session")
 def spark():
-    from cdc_delta.session import get_spark
+    from cdc_delta.infra.session import get_spark
 
     session = get_spark("cdc-delta-tests", {"spark.sql.shuffle.partitions": "1"})
     yield session

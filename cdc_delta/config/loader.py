@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from .. import secrets
+from ..infra import secrets
 from ..errors import ConfigError
 from .models import PipelineConfig
 

@@ -147,6 +147,9 @@ class TableSpec(Model):
     name: Name
     match: Match | None = None
     target: Target | None = None
+    # how the table is kept: scd1, one row per key as the source has it now (sinks/ holds one
+    # room per kind)
+    stored_as: Literal["scd1"] = "scd1"
     keys: list[str] = Field(min_length=1)
     columns: dict[str, ColumnSpec] = Field(min_length=1)
     sequence_by: list[str] | None = Field(default=None, min_length=1, max_length=3)

@@ -13,7 +13,7 @@ from pyspark.sql.types import StructType
 
 from ..config.types import SqlType, parse_sql_type
 from ..frame import SEQ_COLUMN, SEQ_TYPE, TS_COLUMN
-from ..names import quote  # noqa: F401 (re-exported)
+from ..infra.names import quote  # noqa: F401 (re-exported)
 
 META_COLUMNS = f"`{SEQ_COLUMN}` {SEQ_TYPE}, `{TS_COLUMN}` bigint"
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from .databases import Database, create_tables, mariadb_from_env, postgres_from_env, read_table
 
@@ -91,7 +90,7 @@ def quiet(args: argparse.Namespace) -> int:
 def compare(args: argparse.Namespace) -> int:
     from cdc_delta.config import load_config
     from cdc_delta.lake.tables import DeltaLocation
-    from cdc_delta.session import get_spark
+    from cdc_delta.infra.session import get_spark
     from .compare import diff, lake_rows
 
     config = load_config(args.config)

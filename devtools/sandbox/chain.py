@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cdc_delta.kafka_io import end_offsets
+from cdc_delta.infra.kafka_io import end_offsets
 from .connectors import connector_config, schemas_enabled
 from .databases import Database
 

@@ -17,7 +17,7 @@ import yaml
 
 from cdc_delta.config import load_config
 from devtools.encode import EventWriter
-from cdc_delta.kafka_io import create_topics, produce
+from cdc_delta.infra.kafka_io import create_topics, produce
 
 from ..conftest import REPO
 from ..spark.helpers import quarantine_rows, table_rows

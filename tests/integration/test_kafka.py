@@ -16,7 +16,7 @@ import yaml
 
 from cdc_delta import cli
 from cdc_delta.config import load_config
-from cdc_delta.kafka_io import create_topics, produce
+from cdc_delta.infra.kafka_io import create_topics, produce
 
 from ..conftest import FIXTURES, REPO, fixture_lines, read_jsonl
 from ..spark.helpers import quarantine_rows, table_rows

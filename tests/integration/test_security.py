@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from cdc_delta.config import load_config
-from cdc_delta.kafka_io import create_topics, produce
+from cdc_delta.infra.kafka_io import create_topics, produce
 
 from ..conftest import REPO
 from ..spark.helpers import quarantine_rows, table_rows

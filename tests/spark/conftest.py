@@ -9,7 +9,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
-from cdc_delta.names import col
+from cdc_delta.infra.names import col
 
 from .helpers import PLACEHOLDER_VALUES
 

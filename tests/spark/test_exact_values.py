@@ -14,7 +14,7 @@ from cdc_delta import cli
 from devtools.encode import EventWriter, decimal_b64
 from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
 from cdc_delta.errors import ColumnNameClash
-from cdc_delta.status import collect_status
+from cdc_delta.ops.status import collect_status
 
 from .helpers import handler, make_config, quarantine_rows, raw_batch, table_rows
 from .replay import write_config

@@ -9,7 +9,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from cdc_delta.frame import SEQ_TYPE
-from cdc_delta.lake.guard import SEQ_FIELDS, newer, seq_order
+from cdc_delta.steps.position import SEQ_FIELDS, newer, seq_order
 
 pytestmark = pytest.mark.spark
 

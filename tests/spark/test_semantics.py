@@ -10,8 +10,8 @@ from delta.tables import DeltaTable
 from devtools.encode import EventWriter
 from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
 from cdc_delta.errors import SchemaChangeRefused, TruncateRefused, WriterBusy
-from cdc_delta.replay import replay_quarantine
-from cdc_delta.writer_lock import exclusive
+from cdc_delta.ops.replay import replay_quarantine
+from cdc_delta.run.writer_lock import exclusive
 
 from .helpers import handler, make_config, quarantine_rows, raw_batch, table_rows
 
@@ -127,7 +127,7 @@ def test_late_duplicates_and_tombstones(spark, tmp_path):
 
 def test_delete_whose_tombstone_landed_without_its_merge_applies_on_replay(spark, tmp_path, monkeypatch):
     """The tombstone append and the MERGE commit side by side; a crash may keep either one."""
-    from cdc_delta.lake import apply
+    from cdc_delta.sinks.current_state import merge as apply
     config, h = setup(spark, tmp_path)
     h.process(raw_batch(spark, [PG.event("c", None, row(1), 10, 1), PG.event("c", None, row(2), 11, 1)]), 0)
     delete = [PG.event("d", row(1), None, 20, 2), PG.event("u", None, row(2, "y"), 21, 2)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cdc_delta.errors import ColumnNameClash, one_line
-from cdc_delta.field_names import FieldNames
+from cdc_delta.batch.field_names import FieldNames
 
 
 def test_case_insensitive_by_default():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import Consumer, KafkaException
 
-from cdc_delta.kafka_io import _client, _common
+from cdc_delta.infra.kafka_io import _client, _common
 
 
 def test_java_only_settings_are_left_to_spark():

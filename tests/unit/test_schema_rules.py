@@ -6,7 +6,7 @@ import pytest
 
 from cdc_delta.config.types import parse_sql_type
 from cdc_delta.debezium.connect_schema import FieldInfo, image_fields, infer_json_type, lossless
-from cdc_delta.lake.plan import merge_plan
+from cdc_delta.sinks.current_state.plan import merge_plan
 from cdc_delta.lake.tables import quote
 
 

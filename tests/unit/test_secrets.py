@@ -6,7 +6,7 @@ from __future__ import annotations
 import yaml
 
 from cdc_delta import cli
-from cdc_delta.kafka_io import _common
+from cdc_delta.infra.kafka_io import _common
 
 SECRET = "s3cr3t-Planted-Value"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cdc_delta.stream import failure_cause
+from cdc_delta.run.stream import failure_cause
 
 
 def test_failure_cause_drops_sparks_stream_failed_prefix():

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from cdc_delta.errors import WriterBusy
-from cdc_delta.writer_lock import LOCK_FILE, exclusive, holding_all
+from cdc_delta.run.writer_lock import LOCK_FILE, exclusive, holding_all
 
 
 def test_second_writer_is_refused_and_told_who_holds_it(tmp_path):
@@ -36,7 +36,7 @@ def test_all_or_nothing_over_several_tables(tmp_path):
 def test_a_killed_writer_leaves_no_stale_lock(tmp_path):
     folder = tmp_path / "ck"
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import time; from cdc_delta.writer_lock import exclusive\n"
+        "import time; from cdc_delta.run.writer_lock import exclusive\n"
         f"with exclusive({str(folder)!r}, 'checkpoint', 'p'):\n    print('held', flush=True); time.sleep(60)")],
         stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "held"

@@ -16,7 +16,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import IO, Iterator
 
-from .errors import WriterBusy
+from ..errors import WriterBusy
 
 LOCK_FILE = "_cdc_writer.lock"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from .errors import ColumnNameClash
+from ..errors import ColumnNameClash
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import Iterable
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from .errors import SetupError
+from ..errors import SetupError
 
 
 # Java client settings with another name in librdkafka, and those it has no equivalent for

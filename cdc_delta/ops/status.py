@@ -10,8 +10,8 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from .config.models import KafkaSource, PipelineConfig
-from .lake.tables import DeltaLocation
+from ..config.models import KafkaSource, PipelineConfig
+from ..lake.tables import DeltaLocation
 
 
 def committed_offsets(checkpoint: str) -> tuple[int | None, dict[str, dict[int, int]]]:
@@ -50,7 +50,7 @@ def collect_status(spark: SparkSession, config: PipelineConfig) -> dict[str, Any
 
 
 def _lag(src: KafkaSource, committed: dict[str, dict[int, int]]) -> list[dict[str, Any]]:
-    from .kafka_io import end_offsets, topics_matching
+    from ..infra.kafka_io import end_offsets, topics_matching
 
     topics = src.topics or topics_matching(src.bootstrap_servers, src.topic_pattern or "", src.options)
     ends = end_offsets(src.bootstrap_servers, sorted(set(topics) | set(committed)), src.options)

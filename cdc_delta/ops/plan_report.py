@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .config.models import PipelineConfig
+from ..config.models import PipelineConfig
 
 ORDER_BY_CONNECTOR = ("postgresql: source.lsn (or sequence); mysql/mariadb: binlog file number, pos, "
                       "row; sqlserver: commit_lsn, change_lsn, event_serial_no; oracle: scn")

@@ -15,8 +15,8 @@ from typing import Iterable
 
 from pyspark.sql import SparkSession
 
-from .config.models import KafkaSource, PipelineConfig
-from .lake.tables import DeltaLocation
+from ..config.models import KafkaSource, PipelineConfig
+from ..lake.tables import DeltaLocation
 
 APP_ID_FILE = "cdc_delta_app.json"
 EARLIEST = -2
@@ -74,7 +74,7 @@ def resume_after_lost_checkpoint(spark: SparkSession, config: PipelineConfig,
     """The config to start with (its starting offsets replaced when resuming) and the app id."""
     if has_offsets(config) or not isinstance(config.source, KafkaSource):
         return config, app_id(config), None
-    from .kafka_io import end_offsets, topics_matching
+    from ..infra.kafka_io import end_offsets, topics_matching
 
     src = config.source
     topics = src.topics or topics_matching(src.bootstrap_servers, src.topic_pattern or "", src.options)

@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .errors import SetupError
+from ..errors import SetupError
 
 DELTA_ARTIFACT = "io.delta:delta-spark_4.2_2.13:4.4.0"
 KAFKA_ARTIFACT = "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0"

@@ -14,9 +14,9 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 
-from .batch import BatchHandler
-from .config.models import FilesSource, KafkaSource, PipelineConfig, Trigger, duration_ms
-from .errors import PipelineFailed, one_line
+from ..batch.runner import BatchHandler
+from ..config.models import FilesSource, KafkaSource, PipelineConfig, Trigger, duration_ms
+from ..errors import PipelineFailed, one_line
 
 RECONNECT_PAUSES_S = (5, 10, 20, 40, 60)
 KAFKA_UNREACHABLE = ("Timed out waiting for a node assignment", "org.apache.kafka.common.errors.TimeoutException",

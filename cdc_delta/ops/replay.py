@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
-from .batch import BatchHandler
-from .config.models import PipelineConfig
-from .lake.tables import DeltaLocation
-from .quarantine import as_raw_records, mark_replayed, pending
+from ..batch.runner import BatchHandler
+from ..config.models import PipelineConfig
+from ..lake.tables import DeltaLocation
+from ..sinks.quarantine import as_raw_records, mark_replayed, pending
 
 
 def replay_quarantine(spark: SparkSession, config: PipelineConfig, table: str | None = None) -> str:

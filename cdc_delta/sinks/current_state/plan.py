@@ -7,7 +7,7 @@
 duplicates and late events change nothing.
 
 A column whose last change was a TOAST placeholder takes the value of the newest change before
-it that the table accepts: the batch's donor change (`_cdc_toast_<c>.seq`) when it is newer
+it that the table accepts: the batch's donor change (`toast_column(c)`.seq) when it is newer
 than the stored row, else the stored value. An insert takes the donor's value, or NULL when no
 value is known (counted as toast_unresolved).
 """
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..frame import toast_column
-from .tables import SEQ_COLUMN, TS_COLUMN, quote
+from ...frame import OP, SEQ_COLUMN, TS_COLUMN, toast_column
+from ...infra.names import quote
 
 NEWER = f"s.{SEQ_COLUMN} > t.{SEQ_COLUMN}"
 
@@ -39,10 +39,10 @@ def merge_plan(keys: list[str], values: list[str]) -> MergePlan:
     inserted = [*keys, *values, SEQ_COLUMN, TS_COLUMN]
     return MergePlan(
         on=on,
-        delete_when=f"s._cdc_op = 'd' AND {NEWER}",
-        update_when=f"s._cdc_op <> 'd' AND {NEWER}",
+        delete_when=f"s.{OP} = 'd' AND {NEWER}",
+        update_when=f"s.{OP} <> 'd' AND {NEWER}",
         update_set=update,
-        insert_when="s._cdc_op <> 'd'",
+        insert_when=f"s.{OP} <> 'd'",
         insert_values={quote(c): f"s.{quote(c)}" for c in inserted},
     )
 
@@ -58,6 +58,6 @@ def unresolved_after_merge(column: str) -> str:
     """Given the reduced change `s` and the stored row `t` (null fields when there is none):
     the MERGE writes NULL for an unavailable value of `column`."""
     toast = f"s.{quote(toast_column(column))}"
-    inserted = f"t.{SEQ_COLUMN} IS NULL AND s._cdc_op <> 'd'"
-    updated = f"s.{SEQ_COLUMN} > t.{SEQ_COLUMN} AND s._cdc_op <> 'd' AND {toast}.seq > t.{SEQ_COLUMN}"
+    inserted = f"t.{SEQ_COLUMN} IS NULL AND s.{OP} <> 'd'"
+    updated = f"s.{SEQ_COLUMN} > t.{SEQ_COLUMN} AND s.{OP} <> 'd' AND {toast}.seq > t.{SEQ_COLUMN}"
     return f"{toast} IS NOT NULL AND NOT {toast}.known AND (({inserted}) OR ({updated}))"

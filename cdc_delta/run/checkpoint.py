@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .config.models import PipelineConfig
-from .errors import ConfigError
+from ..config.models import PipelineConfig
+from ..errors import ConfigError
 
 FINGERPRINT = "cdc_delta_tables.json"
 

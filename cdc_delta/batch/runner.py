@@ -1,0 +1,143 @@
+"""The ``foreachBatch`` handler: one micro-batch from raw records to committed tables.
+
+decode -> facts of what came in -> each table's view (schema changes) -> each table's changes
+(key, typed columns, order, reason) -> facts of the changes -> the quarantine sink, then each
+table's sink, tables side by side. Every write is idempotent per batch, so a batch replayed
+after a crash changes nothing twice.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from typing import Callable
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from ..config.models import PipelineConfig
+from ..errors import CdcDeltaError
+from ..frame import ERROR
+from ..hooks import Hooks
+from ..lake.tables import DeltaLocation
+from ..lake.writes import commit_metadata
+from ..run.writer_lock import holding_all
+from ..sinks import Quarantine, TableInput, TableSink, table_sink
+from ..sinks.quarantine import rows_of
+from ..steps.changes import table_changes
+from ..steps.decode import decode
+from ..steps.view import TableView
+from .context import BatchContext
+from .facts import count_origins, read_origins, table_facts
+from .report import BatchReport, TableFigures
+from .schema import TableSchemas
+
+TABLE_THREADS = 4
+
+
+class BatchHandler:
+    """Holds what stays the same between batches; ``__call__`` is given to foreachBatch.
+
+    `locked`: the run holds the tables' writer locks (see `lock_tables`); a user's own stream
+    does not, and the tables' sinks then read what they keep in the driver again each batch."""
+
+    def __init__(self, spark: SparkSession, config: PipelineConfig,
+                 on_report: Callable[[BatchReport], None] | None = None, hooks: Hooks | None = None,
+                 locked: bool = True) -> None:
+        self.spark, self.config = spark, config
+        self.hooks = hooks or Hooks()
+        self.targets = {t.name: DeltaLocation.of(config.target_of(t)) for t in config.tables}
+        self.sinks: dict[str, TableSink] = {t.name: table_sink(spark, t, self.targets[t.name], self.hooks, locked)
+                                            for t in config.tables}
+        self.quarantine = Quarantine(spark, DeltaLocation.of(config.quarantine_location))
+        self.schemas = TableSchemas(spark, config, self.targets)
+        self.on_report = on_report or (lambda r: None)
+        self.failure: CdcDeltaError | None = None
+        self.crash: Exception | None = None      # the last batch's unexpected error, as raised
+        self.busy = False
+        self.batches_done = 0
+        self.after_batch: Callable[[], None] = lambda: None
+        self.app_id = config.pipeline     # another after a lost checkpoint (run/recovery.py)
+
+    @property
+    def locations(self) -> list[DeltaLocation]:
+        """Every Delta table a batch may commit to."""
+        return [where for sink in (*self.sinks.values(), self.quarantine) for where in sink.locations()]
+
+    def lock_tables(self) -> ExitStack:
+        """The writer lock of each path table (close the stack to release them): what the
+        sinks keep in the driver between batches holds only while no other process writes."""
+        return holding_all({f"table {name}": where.path for name, where in self.targets.items() if where.path},
+                           self.config.pipeline)
+
+    def prepare(self) -> None:
+        """Create every table the pipeline writes, before the first batch."""
+        for sink in (*self.sinks.values(), self.quarantine):
+            sink.prepare()
+
+    def __call__(self, raw: DataFrame, batch_id: int) -> None:
+        self.busy = True
+        try:
+            report, bad = self.process(raw, batch_id)
+        except CdcDeltaError as exc:
+            self.failure = exc  # the runner re-raises it as a one-line error
+            raise
+        except Exception as exc:   # Spark reports it wrapped in a Py4J proxy message: keep the cause
+            self.crash = exc
+            raise
+        finally:
+            self.busy = False
+        if bad is not None:
+            bad.unpersist()
+        self.batches_done += 1
+        if report.records_in:
+            self.on_report(report)
+        self.after_batch()
+
+    def process(self, raw: DataFrame, batch_id: int, app_id: str | None = None,
+                quarantine: bool = True) -> tuple[BatchReport, DataFrame | None]:
+        """Apply one batch; return its report and its quarantined rows (persisted: the caller
+        unpersists them)."""
+        started = time.monotonic()
+        batch = BatchContext(self.config.pipeline, batch_id, app_id or self.app_id,
+                             BatchReport(self.config.pipeline, batch_id))
+        report = batch.report
+        decoded = decode(raw, list(self.config.tables), self.config.decoding.max_value_bytes,
+                         self.config.unmatched == "quarantine").persist()
+        changes: dict[str, DataFrame] = {}
+        try:
+            with self.hooks.during("read"), report.phase("read_decode"):
+                origins = read_origins(decoded)
+                if not count_origins(origins, report):
+                    return report, None
+                views = self.schemas.views(origins, decoded)
+                changes = {n: table_changes(decoded, v).persist() for n, v in views.items()}
+                facts, bad_changes = table_facts(changes, views, {n: self.sinks[n].fact_columns() for n in views})
+                report.quarantined = sum(r["bad"] for r in origins) + bad_changes
+                bad = rows_of(decoded, changes, self.config.pipeline, batch_id).persist()
+            with commit_metadata([self.spark, raw.sparkSession], batch.metadata):
+                if quarantine and report.quarantined:
+                    with self.hooks.during("quarantine"), report.phase("quarantine"):
+                        self.quarantine.write(batch, bad)
+                report.tables.update(self._write_tables(batch, views, changes, facts))
+            self.hooks.point("committed")   # tables written, the checkpoint not yet
+            report.seconds = round(time.monotonic() - started, 3)
+            return report, bad
+        finally:
+            for df in (decoded, *changes.values()):
+                df.unpersist()
+
+    def _write_tables(self, batch: BatchContext, views: dict[str, TableView], changes: dict[str, DataFrame],
+                      facts: dict[str, dict]) -> dict[str, TableFigures]:
+        """Each table's sink, tables side by side: most of a small table's time is spent
+        waiting on Delta's log and commits, which overlap well (Spark runs jobs from several
+        threads). The batch fails if any table fails, and a rerun repeats only what is missing."""
+        def one(name: str) -> tuple[str, TableFigures]:
+            good = changes[name].filter(F.col(ERROR).isNull())
+            return name, self.sinks[name].write(batch, TableInput(views[name], good, facts.get(name, {})))
+
+        if len(views) == 1:
+            return dict(map(one, views))
+        with ThreadPoolExecutor(max_workers=min(len(views), TABLE_THREADS)) as pool:
+            return dict(pool.map(one, views))

@@ -1,0 +1,53 @@
+"""What every sink is: it prepares what it writes once, writes one batch idempotently (a batch
+replayed after a crash changes nothing twice) and reports its figures.
+
+A table's sinks are given that table's good changes of the batch, as decoded and ordered by
+the steps, with the batch's facts about them; each kind applies them its own way (the current
+state by MERGE, later a history table, a route to Kafka). The quarantine sink is given the
+batch's bad records. Register a new table kind in `sinks/__init__.py`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Protocol, TypeVar
+
+from pyspark.sql import Column, DataFrame, Row
+
+from ..batch.context import BatchContext
+from ..batch.report import TableFigures
+from ..lake.tables import DeltaLocation
+from ..steps.view import TableView
+
+Input = TypeVar("Input", contravariant=True)
+Figures = TypeVar("Figures", covariant=True)
+
+
+class Sink(Protocol[Input, Figures]):
+    def locations(self) -> list[DeltaLocation]:
+        """Every Delta table the sink commits to (recovery reads their history)."""
+
+    def prepare(self) -> None:
+        """Create what the sink writes; once, before the first batch."""
+
+    def write(self, batch: BatchContext, data: Input) -> Figures:
+        """Write one batch; a second write of the same batch id changes nothing."""
+
+
+@dataclass(frozen=True)
+class TableInput:
+    """What a table's sinks get of one batch."""
+
+    view: TableView
+    changes: DataFrame                 # the table's good changes, in no order
+    # per op of those changes: n, seq (newest position), ts (newest source time), key_changes,
+    # placeholders, and the sums of the sink's own fact columns (see TableSink.fact_columns)
+    facts: Mapping[str, Row]
+
+
+class TableSink(Sink[TableInput, TableFigures], Protocol):
+    name: str      # the table's name in the config
+
+    def fact_columns(self) -> dict[str, Column]:
+        """Flags over the table's changes to count in the batch's one facts job (name -> a
+        boolean Column); asked once per batch, before the facts are read."""
+

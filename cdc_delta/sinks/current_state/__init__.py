@@ -1,0 +1,115 @@
+"""The current-state table (SCD type 1): one row per key, as the source has it now.
+
+truncate -> guard -> (key changes) -> reduce to the last change per key -> (unresolved TOAST
+count) -> MERGE beside the tombstones -> now and then, old tombstones collected."""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, Row, SparkSession
+from pyspark.sql import functions as F
+
+from ...batch.context import BatchContext
+from ...batch.report import TableFigures
+from ...config.models import TableSpec
+from ...errors import TruncateRefused
+from ...frame import OP
+from ...hooks import Hooks
+from ...lake.tables import META_COLUMNS, DeltaLocation, columns_ddl, create_if_missing
+from ...steps.changes import ROW_OPS
+from ...steps.guard import guard
+from ...steps.reduce import reduce_to_last_change
+from ...steps.truncate_barrier import after_truncate
+from ..base import TableInput
+from . import companions
+from .bounds import GuardBounds
+from .key_change import carry_across_key_change
+from .merge import count_unresolved, merge_changes
+
+GC_EVERY_BATCHES = 10
+# a key change whose delete landed in an earlier batch finds the old row this many versions back
+KEY_CHANGE_LOOKBACK_VERSIONS = 8
+
+
+class CurrentState:
+    """`locked`: the run holds the table's writer lock, so the guard's positions kept in the
+    driver stay true between batches; without it they are read again at every batch."""
+
+    def __init__(self, spark: SparkSession, spec: TableSpec, where: DeltaLocation, hooks: Hooks,
+                 locked: bool = True) -> None:
+        self.spark, self.spec, self.where, self.hooks, self.locked = spark, spec, where, hooks, locked
+        self.name = spec.name
+        self.bounds: GuardBounds | None = None
+
+    def locations(self) -> list[DeltaLocation]:
+        return [self.where, *(self.where.child(c) for c in ("tombstones", "truncates"))]
+
+    def prepare(self) -> None:
+        declared = {c: s.sql_type for c, s in self.spec.column_specs.items()}
+        create_if_missing(self.spark, self.where, f"{columns_ddl(declared)}, {META_COLUMNS}",
+                          self.spec.table_properties, column_names=declared)
+        companions.ensure_companions(self.spark, self.where, columns_ddl({k: declared[k] for k in self.spec.keys}),
+                                     self.spec.keys)
+
+    def fact_columns(self) -> dict[str, Column]:
+        if self.bounds is None or not self.where.path or not self.locked:
+            self.bounds = GuardBounds.load(self.spark, self.where)
+        return {"older_than_tombstone": self.bounds.older_than_tombstone()}
+
+    def write(self, batch: BatchContext, table: TableInput) -> TableFigures:
+        facts, report = table.facts, batch.report
+        figures = TableFigures(events=sum(r["n"] for r in facts.values()))
+        rows = table.changes.filter(F.col(OP).isin(*ROW_OPS))
+        if "t" in facts:
+            with report.phase("truncate"):
+                rows = self._truncate(batch, facts["t"], rows, figures)
+        if any(op in facts for op in ROW_OPS):
+            self._merge(batch, table, rows, figures)
+        newest = max((r["ts"] for r in facts.values() if r["ts"] is not None), default=None)
+        if newest is not None:
+            report.saw_source_time(newest)
+            if batch.batch_id % GC_EVERY_BATCHES == 0:
+                figures.tombstones_collected = companions.collect_tombstones(
+                    self.spark, self.where, newest, self.spec.retention_ms)
+        return figures
+
+    def _merge(self, batch: BatchContext, table: TableInput, rows: DataFrame, figures: TableFigures) -> None:
+        view, facts, report = table.view, table.facts, batch.report
+        with report.phase("guard"):
+            rows = guard(rows, view.keys, self._tombstones_to_check(facts), self.bounds.truncate)
+        with report.phase("reduce"):
+            if sum(r["key_changes"] for r in facts.values()):
+                stored = self.where.recent_rows(self.spark, KEY_CHANGE_LOOKBACK_VERSIONS)
+                rows = carry_across_key_change(rows, stored, view)
+            changes = reduce_to_last_change(rows, view).persist()
+        try:
+            if sum(r["placeholders"] for r in facts.values()):
+                with report.phase("toast"):
+                    figures.toast_unresolved_columns = count_unresolved(
+                        self.spark, self.where, changes, view.keys, view.values)
+            if "d" in facts:   # raised before the write: a tombstone may land without its MERGE
+                self.bounds.raise_tombstone(facts["d"]["seq"])
+            with self.hooks.during("merge"), report.phase("merge"):
+                figures.inserted, figures.updated, figures.deleted = merge_changes(
+                    self.where, changes, view.keys, view.values, "d" in facts, batch.batch_id, batch.app_id)
+                companions.record_unresolved(self.spark, self.where, figures.toast_unresolved_columns,
+                                             batch.batch_id, batch.app_id)
+        finally:
+            changes.unpersist()
+
+    def _tombstones_to_check(self, facts: dict[str, Row]) -> DataFrame | None:
+        """The tombstone table, when some change of the batch is older than its newest row."""
+        if not any(r["older_than_tombstone"] for r in facts.values()):
+            return None
+        return self.where.child("tombstones").read(self.spark)
+
+    def _truncate(self, batch: BatchContext, fact: Row, rows: DataFrame, figures: TableFigures) -> DataFrame:
+        policy = self.spec.truncate
+        if policy == "fail":
+            raise TruncateRefused(self.name)
+        if policy == "ignore":
+            return rows
+        figures.truncates = fact["n"]
+        self.bounds.raise_truncate(fact["seq"])
+        figures.truncated_rows = companions.apply_truncate(self.spark, self.where, fact["seq"], fact["ts"],
+                                                           batch.batch_id, batch.append_id("truncate"))
+        return after_truncate(rows, fact["seq"])

@@ -1,0 +1,91 @@
+"""The dead-letter table: every event that can not be applied, with why and where from.
+
+One row per event: raw bytes, topic/partition/offset or file/line, table, reason, batch id.
+Appends are idempotent per batch (txnAppId/txnVersion). ``replay`` feeds quarantined events
+back through the batch handler once their cause is fixed and marks those that now apply.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from ..batch.context import BatchContext
+from ..frame import ERROR, KAFKA_TS, OFFSET, ORIGIN, PARTITION, TABLE, TOPIC, VALUE
+from ..infra.conditions import all_of
+from ..lake.tables import DeltaLocation, create_if_missing
+from ..lake.writes import append_once
+
+QUARANTINE_DDL = (
+    "`value` binary, `topic` string, `partition` int, `offset` bigint, `origin` string, "
+    "`kafka_ts` timestamp, `table` string, `reason` string, `pipeline` string, "
+    "`batch_id` bigint, `quarantined_at` timestamp, `replayed_batch` bigint"
+)
+ORIGIN_KEY = ("origin", "topic", "partition", "offset")
+
+
+class Quarantine:
+    """The quarantine as a sink: its rows are the batch's bad records (see `rows_of`)."""
+
+    def __init__(self, spark: SparkSession, where: DeltaLocation) -> None:
+        self.spark, self.where = spark, where
+
+    def locations(self) -> list[DeltaLocation]:
+        return [self.where]
+
+    def prepare(self) -> None:
+        create_if_missing(self.spark, self.where, QUARANTINE_DDL)
+
+    def write(self, batch: BatchContext, rows: DataFrame) -> int:
+        """Append once per batch, and never a second row for an event already quarantined by
+        this pipeline (a batch read again after a lost checkpoint runs under another app id).
+        Returns the batch's quarantined records (counted by the batch's facts)."""
+        existing = self.where.read(rows.sparkSession).select(*ORIGIN_KEY, "pipeline").alias("q")
+        same = [F.col(f"r.{c}").eqNullSafe(F.col(f"q.{c}")) for c in (*ORIGIN_KEY, "pipeline")]
+        append_once(rows.alias("r").join(existing, all_of(same), "left_anti"), self.where,
+                    batch.append_id("quarantine"), batch.batch_id)
+        return batch.report.quarantined
+
+
+def rows_of(routed: DataFrame, changes: dict[str, DataFrame], pipeline: str, batch_id: int) -> DataFrame:
+    """The quarantine rows of a batch: records bad as envelopes (routed to no table) and each
+    table's bad changes."""
+    envelope_bad = routed.filter(F.col(TABLE).isNull() & F.col(ERROR).isNotNull())
+    out = _shaped(envelope_bad, pipeline, batch_id)
+    for name, df in changes.items():
+        bad = df.filter(F.col(ERROR).isNotNull()).withColumn(TABLE, F.lit(name))
+        out = out.unionByName(_shaped(bad, pipeline, batch_id))
+    return out
+
+
+def _shaped(bad: DataFrame, pipeline: str, batch_id: int) -> DataFrame:
+    """Bad records (origin columns, table, error) as quarantine rows."""
+    return bad.select(
+        F.col(VALUE).alias("value"), F.col(TOPIC).alias("topic"),
+        F.col(PARTITION).cast("int").alias("partition"),
+        F.col(OFFSET).cast("bigint").alias("offset"), F.col(ORIGIN).alias("origin"),
+        F.col(KAFKA_TS).alias("kafka_ts"), F.col(TABLE).alias("table"),
+        F.col(ERROR).alias("reason"), F.lit(pipeline).alias("pipeline"),
+        F.lit(batch_id).cast("bigint").alias("batch_id"),
+        F.current_timestamp().alias("quarantined_at"), F.lit(None).cast("bigint").alias("replayed_batch"),
+    )
+
+
+def pending(spark: SparkSession, where: DeltaLocation, pipeline: str, table: str | None) -> DataFrame:
+    """Quarantined events of a pipeline that were not yet replayed successfully."""
+    rows = where.read(spark).filter((F.col("pipeline") == pipeline) & F.col("replayed_batch").isNull())
+    return rows.filter(F.col("table") == table) if table else rows
+
+
+def as_raw_records(rows: DataFrame) -> DataFrame:
+    """Quarantine rows back into the source contract (value, topic, partition, offset, …)."""
+    return rows.select("value", "topic", "partition", "offset", "origin", "kafka_ts").distinct()
+
+
+def mark_replayed(spark: SparkSession, where: DeltaLocation, replayed: DataFrame,
+                  still_bad: DataFrame, replay_id: int) -> None:
+    """Mark pending rows whose event applied this time (those not quarantined again)."""
+    done = replayed.join(still_bad.select(*ORIGIN_KEY).distinct(), list(ORIGIN_KEY), "left_anti")
+    cond = " AND ".join(f"t.`{c}` <=> s.`{c}`" for c in ORIGIN_KEY) + " AND t.replayed_batch IS NULL"
+    (where.table(spark).alias("t").merge(done.select(*ORIGIN_KEY).distinct().alias("s"), cond)
+     .whenMatchedUpdate(set={"replayed_batch": F.lit(replay_id)}).execute())

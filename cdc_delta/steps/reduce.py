@@ -1,0 +1,42 @@
+"""A table's guarded changes -> the last change per key, TOAST placeholders answered from the
+batch where it can. Runs no action."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from ..frame import OP, SEQ_COLUMN, TS_COLUMN, scratch, toast_column, unavailable
+from ..infra.names import col
+from .view import TableView
+
+LAST = scratch("last")
+
+
+def reduce_to_last_change(changes: DataFrame, view: TableView) -> DataFrame:
+    """Per key, the last change of the batch. Where its value of a column is a TOAST
+    placeholder, the value comes from the newest earlier change of the key in the batch that
+    has one (a delete between them leaves no value), and `toast_column(c)` says where it came
+    from: {seq: that change's position or null, known: it had a value}. The MERGE takes the
+    stored value instead when the stored row is newer than that change (see the current-state
+    sink's plan), so a value is never carried from a change the table would reject. Changes
+    reach this step already guarded against tombstones and truncates."""
+    values = view.values
+    last = F.max_by(F.struct(
+        OP, SEQ_COLUMN, TS_COLUMN, *[col(c) for c in values], *[col(unavailable(c)) for c in values]),
+        SEQ_COLUMN)
+    deleted = F.col(OP) == "d"
+    donors = [F.max_by(F.struct(col(c).alias("v"), F.col(SEQ_COLUMN).alias("seq"), (~deleted).alias("known")),
+                       F.when(deleted | ~col(unavailable(c)), F.col(SEQ_COLUMN))).alias(scratch("c", c))
+              for c in values]
+    grouped = changes.groupBy(*[col(k) for k in view.keys]).agg(last.alias(LAST), *donors)
+    out = [col(k) for k in view.keys] + [F.col(LAST).getField(n).alias(n) for n in (OP, SEQ_COLUMN, TS_COLUMN)]
+    for c in values:
+        placeholder = F.col(LAST).getField(unavailable(c))
+        donor = col(scratch("c", c))
+        known = F.coalesce(donor.getField("known"), F.lit(False))
+        out.append(F.when(placeholder, F.when(known, donor.getField("v")))
+                   .otherwise(F.col(LAST).getField(c)).alias(c))
+        out.append(F.when(placeholder, F.struct(donor.getField("seq").alias("seq"), known.alias("known")))
+                   .alias(toast_column(c)))
+    return grouped.select(*out)
