@@ -21,6 +21,7 @@ from .config import PipelineConfig, load_config, parse_config
 from .config.loader import interpolate
 from .config.models import Trigger
 from .errors import ConfigError, SourceColumnsMissing
+from .frame import is_own_column
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -146,7 +147,7 @@ class Pipeline:
         if spec is None:
             raise ConfigError(self.file, "tables", f"no table named {name!r}", name, [t.name for t in self.config.tables])
         df = DeltaLocation.of(self.config.target_of(spec)).read(spark or self.local_session())
-        return df.select(*[col(c) for c in df.columns if not c.startswith("_cdc_")])
+        return df.select(*[col(c) for c in df.columns if not is_own_column(c)])
 
     def local_session(self) -> "SparkSession":
         """cdc-delta's own session (local master, Delta and Kafka jars, local defaults); under
@@ -179,7 +180,7 @@ class UserStreamBatches:
         missing = [c for c in KAFKA_SOURCE_COLUMNS if c not in batch.columns]
         if missing:
             raise SourceColumnsMissing(self.config.pipeline, missing, list(batch.columns), list(KAFKA_SOURCE_COLUMNS))
-        from .run.stream import kafka_records
+        from .run.sources import kafka_records
 
         self._handler(batch.sparkSession)(kafka_records(batch), batch_id)
 

@@ -10,6 +10,7 @@ from typing import Sequence
 from .api import Pipeline, RunResult, as_trigger
 from .config import PipelineConfig, load_config
 from .errors import CdcDeltaError, one_line
+from .frame import is_own_column
 from .hooks import from_environment
 from .infra.secrets import redact
 
@@ -150,7 +151,7 @@ def _show(spark, config: PipelineConfig, only: str | None) -> None:
         if only and spec.name != only:
             continue
         df = DeltaLocation.of(config.target_of(spec)).read(spark)
-        user = [c for c in df.columns if not c.startswith("_cdc_")]
+        user = [c for c in df.columns if not is_own_column(c)]
         rows = df.select(*[col(c) for c in user]).orderBy(*[col(k) for k in spec.keys])
         print(f"\ntable {spec.name} ({rows.count()} rows)")
         rows.show(1000, truncate=False)

@@ -13,6 +13,9 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from ..frame import (AFTER, BEFORE, ENVELOPE_TS, ERROR, IS_TOMBSTONE, OLD_KEY, OP, ORIGIN_COLUMNS, RAW_COLUMNS,
+                     RAW_OLD_KEY, SCHEMA, SCHEMA_ID, SOURCE, VALUE)
+
 ENVELOPE = ("before map<string,variant>, after map<string,variant>, op string, ts_ms string, "
             "source map<string,string>, transaction map<string,string>")
 WRAPPED = f"schema string, payload struct<{ENVELOPE}>, {ENVELOPE}, _corrupt string"
@@ -25,33 +28,31 @@ ENVELOPE_FIELDS = ("before", "after", "op", "ts_ms", "source", "transaction")
 
 
 def parse_envelopes(raw: DataFrame, max_value_bytes: int = 32 * 1024 * 1024) -> DataFrame:
-    """Add the envelope (``_cdc_op``, ``_cdc_before``, …) and ``_cdc_error`` to raw records.
+    """Add the envelope (op, before, after, source, …; see frame.py) and the error to raw records.
     Values over ``max_value_bytes`` are not parsed (memory stays bounded) and get a reason."""
     text = F.col("value").cast("string")
     parsed = F.from_json(text, WRAPPED, {"columnNameOfCorruptRecord": "_corrupt", "mode": "PERMISSIVE"})
-    old_key = F.col("old_key") if "old_key" in raw.columns else F.lit(None).cast("string")
+    old_key = F.col(RAW_OLD_KEY) if RAW_OLD_KEY in raw.columns else F.lit(None).cast("string")
     df = raw.select(
-        F.col("value").alias("_cdc_value"), F.col("topic").alias("_cdc_topic"),
-        F.col("partition").alias("_cdc_partition"), F.col("offset").alias("_cdc_offset"),
-        F.col("origin").alias("_cdc_origin"), F.col("kafka_ts").alias("_cdc_kafka_ts"),
+        *[F.col(c).alias(o) for c, o in zip(RAW_COLUMNS, ORIGIN_COLUMNS)],
         F.when(F.col("value").isNotNull() & (F.length("value") <= max_value_bytes) & F.is_valid_utf8("value"),
                parsed).alias("_j"),
-        _key_map(old_key).alias("_cdc_old_key"),
+        _key_map(old_key).alias(OLD_KEY),
     )
     wrapped = F.col("_j.payload").isNotNull()
     pick = {f: F.when(wrapped, F.col(f"_j.payload.{f}")).otherwise(F.col(f"_j.{f}")) for f in ENVELOPE_FIELDS}
     schema_text = F.when(wrapped, F.col("_j.schema"))
     return df.select(
-        "_cdc_value", "_cdc_topic", "_cdc_partition", "_cdc_offset", "_cdc_origin", "_cdc_kafka_ts",
-        F.col("_cdc_value").isNull().alias("_cdc_is_tombstone"),
-        pick["op"].alias("_cdc_op"),
-        pick["before"].alias("_cdc_before"), pick["after"].alias("_cdc_after"),
-        pick["source"].alias("_cdc_source"),
-        pick["ts_ms"].try_cast("bigint").alias("_cdc_envelope_ts"),
-        schema_text.alias("_cdc_schema"),
-        F.xxhash64(schema_text).alias("_cdc_schema_id"),
-        _envelope_error(F.col("_cdc_value").cast("string"), pick["op"], max_value_bytes).alias("_cdc_error"),
-        "_cdc_old_key",
+        *ORIGIN_COLUMNS,
+        F.col(VALUE).isNull().alias(IS_TOMBSTONE),
+        pick["op"].alias(OP),
+        pick["before"].alias(BEFORE), pick["after"].alias(AFTER),
+        pick["source"].alias(SOURCE),
+        pick["ts_ms"].try_cast("bigint").alias(ENVELOPE_TS),
+        schema_text.alias(SCHEMA),
+        F.xxhash64(schema_text).alias(SCHEMA_ID),
+        _envelope_error(F.col(VALUE).cast("string"), pick["op"], max_value_bytes).alias(ERROR),
+        OLD_KEY,
     )
 
 
@@ -64,7 +65,7 @@ def _key_map(text: Column) -> Column:
 
 def _envelope_error(text: Column, op: Column, max_value_bytes: int) -> Column:
     """The first thing wrong with a record as an envelope, or null."""
-    value = F.col("_cdc_value")
+    value = F.col(VALUE)
     loose = F.from_json(text, LOOSE)
     strict = F.length(value) <= STRICT_JSON_MAX_BYTES
     return (

@@ -1,6 +1,6 @@
 """A total order of changes per key, from each connector's source position.
 
-``_cdc_seq`` is a struct compared field by field:
+The position (frame.SEQ_COLUMN) is a struct compared field by field:
     text, p1, p2, p3  the source position (per connector, or the table's ``sequence_by``)
     stream            0 for snapshot reads, 1 for streaming changes: snapshots rank below
                       any streaming change at the same position
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from ..frame import SEQ_TYPE  # noqa: F401 (the type of what seq_struct builds)
+from ..frame import ENVELOPE_TS, OFFSET, ORIGIN, PARTITION, SEQ_TYPE  # noqa: F401 (SEQ_TYPE: what seq_struct builds)
 
 SNAPSHOT_MARKS = ("true", "last", "first", "first_in_data_collection", "last_in_data_collection")
 OP_RANK = {"r": 0, "c": 1, "u": 2, "d": 3, "t": 4, "m": 5}
@@ -72,7 +72,7 @@ def _sequence_by_position(source: Column, paths: list[str], after_value) -> Posi
     missing = F.lit(None).cast("string")
     for path in paths:
         if path == "ts_ms":
-            part = F.col("_cdc_envelope_ts")
+            part = F.col(ENVELOPE_TS)
         elif path.startswith("source."):
             part = source.getItem(path[7:]).try_cast("bigint")
         else:
@@ -86,7 +86,7 @@ def _sequence_by_position(source: Column, paths: list[str], after_value) -> Posi
 
 
 def seq_struct(position: Position, op: Column, source: Column) -> Column:
-    """The full ``_cdc_seq`` value (see module doc)."""
+    """The full position value (see module doc)."""
     snapshot = (op == "r") | F.coalesce(source.getItem("snapshot").isin(*SNAPSHOT_MARKS), F.lit(False))
     op_rank = F.lit(None).cast("int")
     for name, rank in OP_RANK.items():
@@ -94,7 +94,7 @@ def seq_struct(position: Position, op: Column, source: Column) -> Column:
     return F.struct(
         position.text.alias("text"), position.parts[0].alias("p1"), position.parts[1].alias("p2"),
         position.parts[2].alias("p3"), F.when(snapshot, 0).otherwise(1).alias("stream"),
-        F.coalesce(F.col("_cdc_origin"), F.lit("")).alias("origin"),
-        F.coalesce(F.col("_cdc_partition"), F.lit(0)).cast("int").alias("partition"),
-        F.col("_cdc_offset").cast("bigint").alias("offset"), op_rank.alias("op_rank"),
+        F.coalesce(F.col(ORIGIN), F.lit("")).alias("origin"),
+        F.coalesce(F.col(PARTITION), F.lit(0)).cast("int").alias("partition"),
+        F.col(OFFSET).cast("bigint").alias("offset"), op_rank.alias("op_rank"),
     )

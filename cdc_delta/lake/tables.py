@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from ..config.types import SqlType, parse_sql_type
-from ..frame import SEQ_COLUMN, SEQ_TYPE, TS_COLUMN
+from ..frame import SEQ_COLUMN, SEQ_TYPE, TS_COLUMN, companion_folder, companion_name, is_own_column
 from ..infra.names import quote  # noqa: F401 (re-exported)
 
 META_COLUMNS = f"`{SEQ_COLUMN}` {SEQ_TYPE}, `{TS_COLUMN}` bigint"
@@ -43,8 +43,8 @@ class DeltaLocation:
     def child(self, suffix: str) -> "DeltaLocation":
         """A companion table: a hidden folder inside a path table, or a sibling catalog table."""
         if self.path:
-            return DeltaLocation(path=os.path.join(self.path, f"_cdc_{suffix}"))
-        return DeltaLocation(name=f"{self.name}__cdc_{suffix}")
+            return DeltaLocation(path=os.path.join(self.path, companion_folder(suffix)))
+        return DeltaLocation(name=companion_name(self.name or "", suffix))
 
     def table(self, spark: SparkSession) -> DeltaTable:
         if self.path:
@@ -102,7 +102,7 @@ def table_columns(spark: SparkSession, where: DeltaLocation) -> dict[str, SqlTyp
     """User columns of a table as it is now (metadata columns left out)."""
     schema: StructType = where.read(spark).schema
     return {f.name: parse_sql_type(f.dataType.simpleString()) for f in schema.fields
-            if not f.name.startswith("_cdc_")}
+            if not is_own_column(f.name)}
 
 
 def add_columns(spark: SparkSession, where: DeltaLocation, columns: dict[str, str]) -> None:

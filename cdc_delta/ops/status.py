@@ -10,8 +10,9 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from ..config.models import KafkaSource, PipelineConfig
+from ..config.models import PipelineConfig
 from ..lake.tables import DeltaLocation
+from ..run.sources import source_of
 
 
 def committed_offsets(checkpoint: str) -> tuple[int | None, dict[str, dict[int, int]]]:
@@ -39,28 +40,15 @@ def collect_status(spark: SparkSession, config: PipelineConfig) -> dict[str, Any
     last_batch, committed = committed_offsets(config.checkpoint_path)
     status: dict[str, Any] = {"pipeline": config.pipeline, "checkpoint": config.checkpoint_path,
                               "last_committed_batch": last_batch, "partitions": [], "tables": {}}
-    if isinstance(config.source, KafkaSource):
-        status["partitions"] = _lag(config.source, committed)
-        status["total_lag"] = sum(p["lag"] for p in status["partitions"])
+    lag = source_of(config).lag(committed)
+    if lag is not None:
+        status["partitions"] = lag
+        status["total_lag"] = sum(p["lag"] for p in lag)
     pending = _quarantined(spark, config)
     for spec in config.tables:
         status["tables"][spec.name] = _table(spark, DeltaLocation.of(config.target_of(spec)), pending.get(spec.name, 0))
     status["quarantined_unassigned"] = pending.get(None, 0)
     return status
-
-
-def _lag(src: KafkaSource, committed: dict[str, dict[int, int]]) -> list[dict[str, Any]]:
-    from ..infra.kafka_io import end_offsets, topics_matching
-
-    topics = src.topics or topics_matching(src.bootstrap_servers, src.topic_pattern or "", src.options)
-    ends = end_offsets(src.bootstrap_servers, sorted(set(topics) | set(committed)), src.options)
-    rows = []
-    for topic in sorted(ends):
-        for part in sorted(ends[topic]):
-            done = committed.get(topic, {}).get(part, 0)
-            rows.append({"topic": topic, "partition": part, "committed": done, "end": ends[topic][part],
-                         "lag": max(0, ends[topic][part] - done)})
-    return rows
 
 
 def _table(spark: SparkSession, where: DeltaLocation, quarantined: int) -> dict[str, Any]:

@@ -15,8 +15,9 @@ from typing import Iterable
 
 from pyspark.sql import SparkSession
 
-from ..config.models import KafkaSource, PipelineConfig
+from ..config.models import PipelineConfig
 from ..lake.tables import DeltaLocation
+from .sources import source_of
 
 APP_ID_FILE = "cdc_delta_app.json"
 EARLIEST = -2
@@ -53,7 +54,7 @@ def plan_resume(spark: SparkSession, config: PipelineConfig, locations: Iterable
     own = re.compile(rf"^{re.escape(config.pipeline)}(#\d+)?$")   # not replays ("<pipeline>:replay")
     batches = [m for where in locations for m in _recorded(spark, where)
                if m.get("pipeline") == config.pipeline and own.match(str(m.get("app_id")))]
-    if not batches or not isinstance(config.source, KafkaSource):
+    if not batches:
         return None
     latest = max((b["app_id"] for b in batches), key=_epoch)
     newest = max(b["batch_id"] for b in batches if b["app_id"] == latest)
@@ -72,19 +73,13 @@ def plan_resume(spark: SparkSession, config: PipelineConfig, locations: Iterable
 def resume_after_lost_checkpoint(spark: SparkSession, config: PipelineConfig,
                                  locations: list[DeltaLocation]) -> tuple[PipelineConfig, str, Resume | None]:
     """The config to start with (its starting offsets replaced when resuming) and the app id."""
-    if has_offsets(config) or not isinstance(config.source, KafkaSource):
-        return config, app_id(config), None
-    from ..infra.kafka_io import end_offsets, topics_matching
-
-    src = config.source
-    topics = src.topics or topics_matching(src.bootstrap_servers, src.topic_pattern or "", src.options)
-    partitions = {t: sorted(ps) for t, ps in end_offsets(src.bootstrap_servers, topics, src.options).items()}
-    resume = plan_resume(spark, config, locations, partitions)
+    source = source_of(config)
+    partitions = None if has_offsets(config) else source.partitions()
+    resume = None if partitions is None else plan_resume(spark, config, locations, partitions)
     if resume is None:
         return config, app_id(config), None
     record_app_id(config, resume.app_id)
-    source = src.model_copy(update={"starting_offsets": resume.starting_offsets, "starting_timestamp": None})
-    return config.model_copy(update={"source": source}), resume.app_id, resume
+    return source.resumed_at(config, resume.starting_offsets), resume.app_id, resume
 
 
 def record_app_id(config: PipelineConfig, app: str) -> None:

@@ -1,8 +1,8 @@
-"""The only readStream/writeStream code: sources, triggers, checkpoint, stop."""
+"""The query: a source kind's stream into the batch handler, triggers, the checkpoint,
+reconnects and a graceful stop."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import threading
@@ -10,97 +10,17 @@ import threading
 from contextlib import ExitStack
 
 from pyspark.errors import StreamingQueryException
-from pyspark.sql import DataFrame, SparkSession, Window
-from pyspark.sql import functions as F
+from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 
 from ..batch.runner import BatchHandler
-from ..config.models import FilesSource, KafkaSource, PipelineConfig, Trigger, duration_ms
+from ..config.models import PipelineConfig, Trigger, duration_ms
 from ..errors import PipelineFailed, one_line
+from .sources import source_of
 
 RECONNECT_PAUSES_S = (5, 10, 20, 40, 60)
 KAFKA_UNREACHABLE = ("Timed out waiting for a node assignment", "org.apache.kafka.common.errors.TimeoutException",
                      "org.apache.kafka.common.errors.DisconnectException", "Connection refused")
-KAFKA_TOMBSTONE_LINE = "null"  # Kafka Connect's file sink writes a null record value as 'null'
-
-
-def open_source(spark: SparkSession, config: PipelineConfig) -> DataFrame:
-    src = config.source
-    if isinstance(src, FilesSource):
-        return _files(spark, src)
-    return _kafka(spark, src)
-
-
-def _files(spark: SparkSession, src: FilesSource) -> DataFrame:
-    """Lines of archived record values; bytes kept as they are (invalid UTF-8 included)."""
-    reader = spark.readStream.format("text").option("recursiveFileLookup", "true")
-    if src.max_files_per_trigger:
-        reader = reader.option("maxFilesPerTrigger", src.max_files_per_trigger)
-    lines = reader.load(os.path.abspath(src.path))
-    return lines.select(
-        F.when(F.col("value") != KAFKA_TOMBSTONE_LINE, F.col("value").cast("binary")).alias("value"),
-        F.col("_metadata.file_path").alias("origin"),
-        F.col("_metadata.file_block_start").alias("_block"),
-        F.col("value").alias("_text"),
-    ).filter(F.trim(F.col("_text")) != "")
-
-
-def number_file_lines(batch: DataFrame) -> DataFrame:
-    """Give file records the source contract: topic = folder name, offset = line order."""
-    order = Window.partitionBy("origin").orderBy("_block", "_row")
-    folder = F.element_at(F.split(F.col("origin"), "/"), -2)
-    # inside foreachBatch the scan's row order is the file's line order within a block
-    batch = batch.withColumn("_row", F.monotonically_increasing_id())
-    return batch.select(
-        "value", folder.alias("topic"), F.lit(0).alias("partition"),
-        (F.row_number().over(order) - 1).cast("bigint").alias("offset"), "origin",
-        F.lit(None).cast("timestamp").alias("kafka_ts"))
-
-
-# Debezium's header on the create that follows a primary-key change: the row's previous key
-OLD_KEY_HEADER = "__debezium.oldkey"
-
-
-def _kafka(spark: SparkSession, src: KafkaSource) -> DataFrame:
-    reader = spark.readStream.format("kafka")
-    for key, value in kafka_options(src).items():
-        reader = reader.option(key, value)
-    return kafka_records(reader.load())
-
-
-def kafka_records(rows: DataFrame) -> DataFrame:
-    """Spark's Kafka source rows in the source contract (`headers` optional: without them a key
-    change's TOAST values can not be carried from the old key)."""
-    if "headers" in rows.columns:
-        old_key = F.filter("headers", lambda h: h["key"] == OLD_KEY_HEADER)
-        old_key_text = F.try_element_at(old_key, F.lit(1))["value"].cast("string")
-    else:
-        old_key_text = F.lit(None).cast("string")
-    return rows.select("value", "topic", "partition", "offset", F.lit("").alias("origin"),
-                       F.col("timestamp").alias("kafka_ts"), old_key_text.alias("old_key"))
-
-
-def kafka_options(src: KafkaSource) -> dict[str, str]:
-    """The Spark Kafka source options a config stands for."""
-    opts = {"kafka.bootstrap.servers": src.bootstrap_servers,
-            "failOnDataLoss": str(src.fail_on_data_loss).lower(), "includeHeaders": "true", **src.options}
-    if src.topics:
-        opts["subscribe"] = ",".join(src.topics)
-    else:
-        opts["subscribePattern"] = src.topic_pattern or ""
-    if src.starting_timestamp is not None:
-        opts["startingTimestamp"] = str(src.starting_timestamp)
-    elif isinstance(src.starting_offsets, dict):
-        opts["startingOffsets"] = json.dumps(src.starting_offsets)
-    else:
-        opts["startingOffsets"] = src.starting_offsets
-    if src.max_offsets_per_trigger:
-        opts["maxOffsetsPerTrigger"] = str(src.max_offsets_per_trigger)
-    if src.min_offsets_per_trigger:
-        opts["minOffsetsPerTrigger"] = str(src.min_offsets_per_trigger)
-    if src.max_trigger_delay:
-        opts["maxTriggerDelay"] = f"{duration_ms(src.max_trigger_delay)}ms"
-    return opts
 
 
 def run_pipeline(spark: SparkSession, config: PipelineConfig, handler: BatchHandler,
@@ -113,7 +33,7 @@ def run_pipeline(spark: SparkSession, config: PipelineConfig, handler: BatchHand
     handler.prepare()
     tables = handler.lock_tables()
     stopper = GracefulStop(handler)
-    attempts = config.source.reconnect_attempts if isinstance(config.source, KafkaSource) else 0
+    attempts = source_of(config).reconnect_attempts
     failed_in_a_row = 0
     try:
         while True:
@@ -154,9 +74,9 @@ def _run_query(spark: SparkSession, config: PipelineConfig, handler: BatchHandle
 
 def start_query(spark: SparkSession, config: PipelineConfig, handler: BatchHandler,
                 trigger: Trigger | None) -> StreamingQuery:
-    prepare = number_file_lines if isinstance(config.source, FilesSource) else (lambda df: df)
-    writer = (open_source(spark, config).writeStream
-              .foreachBatch(lambda df, batch_id: handler(prepare(df), batch_id))
+    source = source_of(config)
+    writer = (source.open(spark).writeStream
+              .foreachBatch(lambda df, batch_id: handler(source.raw(df), batch_id))
               .option("checkpointLocation", os.path.abspath(config.checkpoint_path))
               .queryName(config.pipeline))
     return _with_trigger(writer, trigger or config.trigger).start()

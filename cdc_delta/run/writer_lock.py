@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from ..errors import WriterBusy
+from ..frame import PREFIX
 
-LOCK_FILE = "_cdc_writer.lock"
+LOCK_FILE = f"{PREFIX}writer.lock"
 
 
 @contextmanager
