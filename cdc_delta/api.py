@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from .batch.runner import BatchHandler
     from .hooks import Hooks
-    from .batch.report import BatchReport
+    from .report import BatchReport
 
 # what `foreach_batch` needs of each row, as Spark's Kafka source names it
 KAFKA_SOURCE_COLUMNS = ("value", "topic", "partition", "offset", "timestamp")
@@ -80,7 +80,7 @@ class Pipeline:
         (stdout), and JSON lines to `metrics_json` when given. `hooks`: called at the batch's
         named points (`cdc_delta.hooks`; the crash tests kill the process there)."""
         from .run.checkpoint import check_and_record
-        from .batch.report import ProgressPrinter
+        from .report import ProgressPrinter
         from .run.stream import run_pipeline
         from .run.writer_lock import exclusive
 
@@ -102,9 +102,9 @@ class Pipeline:
         locks are held until the query ends. Unlike `run`, a Kafka outage fails the query
         (restart it, or use `run`), and signals are the caller's to handle."""
         from .run.checkpoint import check_and_record
-        from .batch.report import ProgressPrinter
+        from .report import ProgressPrinter
         from .run.stream import release_when_done, start_query
-        from .run.writer_lock import exclusive
+        from .run.writer_lock import exclusive, lock_tables
 
         config, printer = self.config, ProgressPrinter(out, metrics_json)
         locks = ExitStack()
@@ -116,7 +116,7 @@ class Pipeline:
             spark = spark or self.local_session()
             handler, start_config = self._handler(spark, printer, hooks)
             handler.prepare()
-            locks.enter_context(handler.lock_tables())
+            locks.enter_context(lock_tables(self.config))
             query = start_query(spark, start_config, handler, as_trigger(trigger, config))
         except BaseException:
             locks.close()
@@ -187,7 +187,7 @@ class UserStreamBatches:
     def _handler(self, spark: "SparkSession") -> "BatchHandler":
         if self.handler is None:
             from .batch.runner import BatchHandler
-            from .batch.report import ProgressPrinter
+            from .report import ProgressPrinter
 
             # no writer lock: the sinks read the guard's positions again every batch
             handler = BatchHandler(spark, self.config, ProgressPrinter(), locked=False)

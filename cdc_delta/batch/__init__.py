@@ -1,4 +1,4 @@
-"""One batch: the context value, the one job of batch facts, schema evolution, the short runner."""
+"""One batch: its facts, its tables' schemas, the short runner that hands it to the sinks."""
 
 from .runner import BatchHandler
 

@@ -13,7 +13,7 @@ from ..frame import (AFTER, BEFORE, ERROR, IS_TOMBSTONE, OFFSET, OP, ORIGIN, PAR
                      SEQ_COLUMN, TABLE, TOPIC, TS_COLUMN, previous_key, unavailable)
 from ..infra.names import col
 from ..steps.view import TableView
-from .report import BatchReport
+from ..report import BatchReport
 
 
 def read_origins(decoded: DataFrame) -> list[Row]:

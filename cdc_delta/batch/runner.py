@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack
 from typing import Callable
 
 from pyspark.sql import DataFrame, SparkSession
@@ -22,15 +21,13 @@ from ..frame import ERROR
 from ..hooks import Hooks
 from ..lake.tables import DeltaLocation
 from ..lake.writes import commit_metadata
-from ..run.writer_lock import holding_all
 from ..sinks import Quarantine, TableInput, TableSink, table_sink
 from ..sinks.quarantine import rows_of
 from ..steps.changes import table_changes
 from ..steps.decode import decode
 from ..steps.view import TableView
-from .context import BatchContext
 from .facts import count_origins, read_origins, table_facts
-from .report import BatchReport, TableFigures
+from ..report import BatchContext, BatchReport, TableFigures
 from .schema import TableSchemas
 
 TABLE_THREADS = 4
@@ -39,7 +36,7 @@ TABLE_THREADS = 4
 class BatchHandler:
     """Holds what stays the same between batches; ``__call__`` is given to foreachBatch.
 
-    `locked`: the run holds the tables' writer locks (see `lock_tables`); a user's own stream
+    `locked`: the run holds the tables' writer locks (run/writer_lock.py); a user's own stream
     does not, and the tables' sinks then read what they keep in the driver again each batch."""
 
     def __init__(self, spark: SparkSession, config: PipelineConfig,
@@ -64,12 +61,6 @@ class BatchHandler:
     def locations(self) -> list[DeltaLocation]:
         """Every Delta table a batch may commit to."""
         return [where for sink in (*self.sinks.values(), self.quarantine) for where in sink.locations()]
-
-    def lock_tables(self) -> ExitStack:
-        """The writer lock of each path table (close the stack to release them): what the
-        sinks keep in the driver between batches holds only while no other process writes."""
-        return holding_all({f"table {name}": where.path for name, where in self.targets.items() if where.path},
-                           self.config.pipeline)
 
     def prepare(self) -> None:
         """Create every table the pipeline writes, before the first batch."""

@@ -7,13 +7,14 @@ from pyspark.sql import SparkSession
 from ..batch.runner import BatchHandler
 from ..config.models import PipelineConfig
 from ..lake.tables import DeltaLocation
+from ..run.writer_lock import lock_tables
 from ..sinks.quarantine import as_raw_records, mark_replayed, pending
 
 
 def replay_quarantine(spark: SparkSession, config: PipelineConfig, table: str | None = None) -> str:
     handler = BatchHandler(spark, config)
     handler.prepare()
-    with handler.lock_tables():
+    with lock_tables(config):
         return _replay(spark, config, handler, table)
 
 

@@ -17,6 +17,7 @@ from ..batch.runner import BatchHandler
 from ..config.models import PipelineConfig, Trigger, duration_ms
 from ..errors import PipelineFailed, one_line
 from .sources import source_of
+from .writer_lock import lock_tables
 
 RECONNECT_PAUSES_S = (5, 10, 20, 40, 60)
 KAFKA_UNREACHABLE = ("Timed out waiting for a node assignment", "org.apache.kafka.common.errors.TimeoutException",
@@ -31,7 +32,7 @@ def run_pipeline(spark: SparkSession, config: PipelineConfig, handler: BatchHand
 
     Returns the name of the signal that stopped it, if one did."""
     handler.prepare()
-    tables = handler.lock_tables()
+    tables = lock_tables(config)
     stopper = GracefulStop(handler)
     attempts = source_of(config).reconnect_attempts
     failed_in_a_row = 0

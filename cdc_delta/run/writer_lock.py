@@ -16,8 +16,10 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import IO, Iterator
 
+from ..config.models import PipelineConfig
 from ..errors import WriterBusy
 from ..frame import PREFIX
+from ..lake.tables import DeltaLocation
 
 LOCK_FILE = f"{PREFIX}writer.lock"
 
@@ -42,6 +44,14 @@ def holding_all(folders: dict[str, str], pipeline: str) -> ExitStack:
         stack.close()
         raise
     return stack
+
+
+def lock_tables(config: PipelineConfig) -> ExitStack:
+    """The writer lock of each path table of a pipeline (close the stack to release them): what
+    the tables' sinks keep in the driver between batches holds only while no other process
+    writes them."""
+    targets = {f"table {t.name}": DeltaLocation.of(config.target_of(t)).path for t in config.tables}
+    return holding_all({what: path for what, path in targets.items() if path}, config.pipeline)
 
 
 def _acquire(path: Path, what: str, pipeline: str) -> IO[str]:

@@ -13,8 +13,8 @@ from typing import Mapping, Protocol, TypeVar
 
 from pyspark.sql import Column, DataFrame, Row
 
-from ..batch.context import BatchContext
-from ..batch.report import TableFigures
+from ..report import BatchContext
+from ..report import TableFigures
 from ..lake.tables import DeltaLocation
 from ..steps.view import TableView
 

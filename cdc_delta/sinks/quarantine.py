@@ -10,7 +10,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ..batch.context import BatchContext
+from ..report import BatchContext
 from ..frame import ERROR, KAFKA_TS, OFFSET, ORIGIN, PARTITION, TABLE, TOPIC, VALUE
 from ..infra.conditions import all_of
 from ..lake.tables import DeltaLocation, create_if_missing

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
-from ...batch.context import BatchContext
-from ...batch.report import TableFigures
+from ...report import BatchContext
+from ...report import TableFigures
 from ...config.models import TableSpec
 from ...errors import TruncateRefused
 from ...frame import OP

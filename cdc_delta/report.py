@@ -1,4 +1,5 @@
-"""Per-batch figures: the progress line a person reads and the JSON line monitoring scrapes."""
+"""A batch as the steps and sinks are given it (`BatchContext`) and what it reports: per-table
+figures, the progress line a person reads and the JSON line monitoring scrapes."""
 
 from __future__ import annotations
 
@@ -110,3 +111,23 @@ class ProgressPrinter:
         if self.json_path:
             with open(self.json_path, "a", encoding="utf-8") as fh:
                 fh.write(report.as_json() + "\n")
+
+
+@dataclass(frozen=True)
+class BatchContext:
+    pipeline: str
+    batch_id: int
+    # the id appends are made idempotent under: the pipeline, another after a lost checkpoint
+    # (run/recovery.py), "<pipeline>:replay" for replays of the quarantine
+    app_id: str
+    report: BatchReport
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """What each Delta commit of the batch records (recovery reads it back)."""
+        return {"pipeline": self.pipeline, "batch_id": self.batch_id, "app_id": self.app_id,
+                "offsets": self.report.offsets}
+
+    def append_id(self, what: str) -> str:
+        """The txnAppId of one kind of append of the batch (tombstones, quarantine, …)."""
+        return f"{self.app_id}:{what}"
