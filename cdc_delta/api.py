@@ -82,13 +82,13 @@ class Pipeline:
         from .run.checkpoint import check_and_record
         from .report import ProgressPrinter
         from .run.stream import run_pipeline
-        from .run.writer_lock import exclusive
+        from .run.writer_lock import checkpoint_lock
 
         config, printer = self.config, ProgressPrinter(out, metrics_json)
-        with exclusive(config.checkpoint_path, f"checkpoint {config.checkpoint_path}", config.pipeline):
-            for note in check_and_record(config, self.file):
-                printer.note(note)
+        with checkpoint_lock(config, printer.note):
             spark = spark or self.local_session()
+            for note in check_and_record(spark, config, self.file):
+                printer.note(note)
             handler, start_config = self._handler(spark, printer, hooks)
             stopped_by = run_pipeline(spark, start_config, handler, as_trigger(trigger, config))
         return RunResult(printer.reports, stopped_by)
@@ -104,19 +104,18 @@ class Pipeline:
         from .run.checkpoint import check_and_record
         from .report import ProgressPrinter
         from .run.stream import release_when_done, start_query
-        from .run.writer_lock import exclusive, lock_tables
+        from .run.writer_lock import checkpoint_lock, lock_tables
 
         config, printer = self.config, ProgressPrinter(out, metrics_json)
         locks = ExitStack()
         try:
-            locks.enter_context(exclusive(config.checkpoint_path, f"checkpoint {config.checkpoint_path}",
-                                          config.pipeline))
-            for note in check_and_record(config, self.file):
-                printer.note(note)
+            locks.enter_context(checkpoint_lock(config, printer.note))
             spark = spark or self.local_session()
+            for note in check_and_record(spark, config, self.file):
+                printer.note(note)
             handler, start_config = self._handler(spark, printer, hooks)
             handler.prepare()
-            locks.enter_context(lock_tables(self.config))
+            locks.enter_context(lock_tables(self.config, printer.note))
             query = start_query(spark, start_config, handler, as_trigger(trigger, config))
         except BaseException:
             locks.close()
@@ -154,7 +153,7 @@ class Pipeline:
         spark-submit the submitted settings win."""
         from .infra.session import get_spark
 
-        return get_spark(self.config.pipeline, self.config.spark)
+        return get_spark(self.config.pipeline, self.config.spark, self.config.storage_schemes)
 
     def _handler(self, spark: "SparkSession", printer: Callable,
                  hooks: "Hooks | None") -> tuple["BatchHandler", PipelineConfig]:

@@ -100,9 +100,7 @@ def cmd_run(args) -> int:
         print(f"stopped by {result.stopped_by}; the next run continues from {pipeline.config.checkpoint_path}",
               flush=True)
     if args.show:
-        from .infra.session import get_spark
-
-        _show(get_spark(pipeline.config.pipeline, pipeline.config.spark), pipeline.config, None)
+        _show(pipeline.local_session(), pipeline.config, None)
     return 0
 
 
@@ -116,9 +114,7 @@ def summary(result: RunResult) -> str:
 
 def cmd_show(args) -> int:
     config = load_config(args.config)
-    from .infra.session import get_spark
-
-    _show(get_spark(config.pipeline, config.spark), config, args.table)
+    _show(Pipeline(config).local_session(), config, args.table)
     return 0
 
 
@@ -126,10 +122,9 @@ def cmd_status(args) -> int:
     import json
 
     config = load_config(args.config)
-    from .infra.session import get_spark
     from .ops.status import collect_status, render
 
-    status = collect_status(get_spark(config.pipeline, config.spark), config)
+    status = collect_status(Pipeline(config).local_session(), config)
     print(json.dumps(status, sort_keys=True) if args.json else render(status), flush=True)
     return 0
 
@@ -137,9 +132,8 @@ def cmd_status(args) -> int:
 def cmd_replay(args) -> int:
     config = load_config(args.config)
     from .ops.replay import replay_quarantine
-    from .infra.session import get_spark
 
-    print(replay_quarantine(get_spark(config.pipeline, config.spark), config, args.table), flush=True)
+    print(replay_quarantine(Pipeline(config).local_session(), config, args.table), flush=True)
     return 0
 
 

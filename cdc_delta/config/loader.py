@@ -42,6 +42,7 @@ def parse_config(raw: dict[str, Any], file: str = "<config>") -> PipelineConfig:
     except ValidationError as exc:
         raise _first_error(exc, file) from None
     secrets.remember_options(getattr(config.source, "options", {}))
+    secrets.remember_options(config.spark)     # fs.s3a.secret.key, fs.azure.account.key.…
     return config
 
 

@@ -11,6 +11,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ..infra.storage import scheme
 from .types import SqlType, normalise_encoding, parse_sql_type
 
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
@@ -279,3 +280,10 @@ class PipelineConfig(Model):
 
     def target_of(self, table: TableSpec) -> Target:
         return table.target or Target(path=f"{self.lake}/{table.name}")
+
+    @property
+    def storage_schemes(self) -> tuple[str, ...]:
+        """The schemes of every path the pipeline reads or writes ('s3a', 'abfss', …; 'file')."""
+        paths = [self.lake, self.checkpoint_path, self.quarantine_location.path or "",
+                 *[self.target_of(t).path or "" for t in self.tables], getattr(self.source, "path", "")]
+        return tuple(sorted({scheme(p) for p in paths if p}))

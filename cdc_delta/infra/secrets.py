@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-SECRET_NAME = re.compile(r"(?i)(password|passwd|secret|token|credential|jaas|api[._-]?key|private[._-]?key)")
+SECRET_NAME = re.compile(r"(?i)(password|passwd|secret|token|credential|jaas|api[._-]?key|private[._-]?key|account[._-]?key)")
 MASK = "***"
 _known: set[str] = set()
 

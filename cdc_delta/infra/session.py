@@ -1,4 +1,5 @@
-"""The SparkSession: Delta and Kafka jars, sane local defaults, UTC."""
+"""The SparkSession cdc-delta builds when it is given none: Delta and Kafka jars, UTC, and
+local defaults for its own local session only."""
 
 from __future__ import annotations
 
@@ -11,20 +12,23 @@ from pyspark.sql import SparkSession
 
 from .jars import spark_jars
 
-SUBMIT_FIXED = {"spark.driver.memory"}  # the driver JVM is already running under spark-submit
 # throughput over pause times: batches ran ~9% faster than with the default G1 (benchmarks)
 JVM_GC = "-XX:+UseParallelGC"
 LOG4J = Path(__file__).with_name("log4j2.properties")
-LOCAL_DEFAULTS = {
+# what cdc-delta needs of a session it creates (under spark-submit too, where not given)
+REQUIRED = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
     "spark.sql.session.timeZone": "UTC",
+    "spark.sql.streaming.stopGracefullyOnShutdown": "true",
+}
+# tuning for its own local[2] session only: a cluster's are the cluster's
+LOCAL_DEFAULTS = {
     "spark.sql.shuffle.partitions": "2",
     "spark.default.parallelism": "2",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.databricks.delta.snapshotPartitions": "2",
-    "spark.sql.streaming.stopGracefullyOnShutdown": "true",
     "spark.driver.memory": "2g",
     # Spark keeps 100 compiled classes by default; one batch's plans (decode, reduce, guard,
     # Delta's MERGE and log queries) need ~160, so each batch recompiled them all (~2 s).
@@ -32,20 +36,27 @@ LOCAL_DEFAULTS = {
 }
 
 
-def get_spark(app_name: str = "cdc-delta", extra: dict[str, str] | None = None) -> SparkSession:
-    """A session with Delta and the Kafka source. Under spark-submit the master, the jars and
-    every setting given on the command line win; the defaults fill only what is missing."""
+def get_spark(app_name: str = "cdc-delta", extra: dict[str, str] | None = None,
+              schemes: tuple[str, ...] = ()) -> SparkSession:
+    """A session with Delta, the Kafka source and the file systems of `schemes` (`s3a`).
+
+    On Databricks the runtime's session is returned as it is. Under spark-submit the master,
+    the jars and every setting given on the command line win, and only what cdc-delta needs
+    (REQUIRED) fills what is missing; its own local session also gets LOCAL_DEFAULTS."""
+    if os.environ.get("DATABRICKS_RUNTIME_VERSION"):
+        return SparkSession.builder.getOrCreate()
     warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started this driver
     builder = SparkSession.builder.appName(app_name)
     if not submitted:
         builder = builder.master(os.environ.get("CDC_DELTA_MASTER", "local[2]"))
-        builder = builder.config("spark.jars", ",".join(spark_jars()))
+        builder = builder.config("spark.jars", ",".join(spark_jars(schemes)))
         builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={LOG4J} {JVM_GC}")
     given = SparkConf() if submitted else None
-    for key, value in LOCAL_DEFAULTS.items():
-        if given is not None and (given.contains(key) or key in SUBMIT_FIXED):
+    defaults = REQUIRED if submitted else {**REQUIRED, **LOCAL_DEFAULTS}
+    for key, value in defaults.items():
+        if given is not None and given.contains(key):
             continue
         builder = builder.config(key, value)
     for key, value in (extra or {}).items():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -14,6 +13,7 @@ from pyspark.sql.types import StructType
 from ..config.types import SqlType, parse_sql_type
 from ..frame import SEQ_COLUMN, SEQ_TYPE, TS_COLUMN, companion_folder, companion_name, is_own_column
 from ..infra.names import quote  # noqa: F401 (re-exported)
+from ..infra.storage import absolute, join, local_path
 
 META_COLUMNS = f"`{SEQ_COLUMN}` {SEQ_TYPE}, `{TS_COLUMN}` bigint"
 
@@ -28,7 +28,7 @@ class DeltaLocation:
     @classmethod
     def of(cls, target: Any) -> "DeltaLocation":
         """From a config's target (anything with `path` or `table`)."""
-        return cls(path=os.path.abspath(target.path)) if target.path else cls(name=target.table)
+        return cls(path=absolute(target.path)) if target.path else cls(name=target.table)
 
     @property
     def sql(self) -> str:
@@ -37,13 +37,18 @@ class DeltaLocation:
         return ".".join(quote(p) for p in (self.name or "").split("."))
 
     @property
+    def local_folder(self) -> str | None:
+        """The folder of a table on this machine's disk (a file lock can hold it), else None."""
+        return local_path(self.path) if self.path else None
+
+    @property
     def label(self) -> str:
         return self.path or self.name or "?"
 
     def child(self, suffix: str) -> "DeltaLocation":
         """A companion table: a hidden folder inside a path table, or a sibling catalog table."""
         if self.path:
-            return DeltaLocation(path=os.path.join(self.path, companion_folder(suffix)))
+            return DeltaLocation(path=join(self.path, companion_folder(suffix)))
         return DeltaLocation(name=companion_name(self.name or "", suffix))
 
     def table(self, spark: SparkSession) -> DeltaTable:

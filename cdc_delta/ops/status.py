@@ -4,25 +4,24 @@ partition the committed offset against the topic's end (lag)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from ..config.models import PipelineConfig
+from ..infra.storage import Files
 from ..lake.tables import DeltaLocation
 from ..run.sources import source_of
 
 
-def committed_offsets(checkpoint: str) -> tuple[int | None, dict[str, dict[int, int]]]:
+def committed_offsets(files: Files) -> tuple[int | None, dict[str, dict[int, int]]]:
     """The last batch Spark committed and the source offsets it ended at."""
-    folder = Path(checkpoint)
-    commits = [int(p.name) for p in (folder / "commits").glob("[0-9]*")] if (folder / "commits").exists() else []
+    commits = [int(name) for name in files.names("commits") if name.isdigit()]
     if not commits:
         return None, {}
     last = max(commits)
-    lines = (folder / "offsets" / str(last)).read_text().splitlines()
+    lines = files.read_text("offsets", str(last)).splitlines()
     offsets: dict[str, dict[int, int]] = {}
     for line in lines[2:]:
         try:
@@ -37,7 +36,7 @@ def committed_offsets(checkpoint: str) -> tuple[int | None, dict[str, dict[int, 
 
 
 def collect_status(spark: SparkSession, config: PipelineConfig) -> dict[str, Any]:
-    last_batch, committed = committed_offsets(config.checkpoint_path)
+    last_batch, committed = committed_offsets(Files(spark, config.checkpoint_path))
     status: dict[str, Any] = {"pipeline": config.pipeline, "checkpoint": config.checkpoint_path,
                               "last_committed_batch": last_batch, "partitions": [], "tables": {}}
     lag = source_of(config).lag(committed)

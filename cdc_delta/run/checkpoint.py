@@ -4,12 +4,13 @@ the checkpointed state (a removed table, changed keys or target) is refused at s
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
+
+from pyspark.sql import SparkSession
 
 from ..config.models import PipelineConfig
 from ..errors import ConfigError
+from ..infra.storage import Files, absolute
 
 FINGERPRINT = "cdc_delta_tables.json"
 
@@ -18,22 +19,18 @@ def fingerprint(config: PipelineConfig) -> dict[str, Any]:
     return {t.name: {"keys": list(t.keys), "target": _target(config, t)} for t in config.tables}
 
 
-def check_and_record(config: PipelineConfig, config_file: str = "<config>") -> list[str]:
+def check_and_record(spark: SparkSession, config: PipelineConfig, config_file: str = "<config>") -> list[str]:
     """Refuse a start that the checkpoint can not serve; return notes for tables added since."""
-    folder = Path(config.checkpoint_path)
-    path = folder / FINGERPRINT
+    files = Files(spark, config.checkpoint_path)
     now = fingerprint(config)
     notes: list[str] = []
-    if path.exists():
-        before = json.loads(path.read_text())
+    if files.exists(FINGERPRINT):
+        before = json.loads(files.read_text(FINGERPRINT))
         for name, was in before.items():
             _compare(config_file, config.checkpoint_path, name, was, now.get(name))
         notes = [f"table {n} is new: it gets only events read from now on; replay older ones from "
                  "an archive or start a new checkpoint" for n in now if n not in before]
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(now, indent=2, sort_keys=True))
-    os.replace(tmp, path)
+    files.write_text(FINGERPRINT, json.dumps(now, indent=2, sort_keys=True))
     return notes
 
 
@@ -52,4 +49,4 @@ def _compare(file: str, checkpoint: str, name: str, was: dict, now: dict | None)
 
 def _target(config: PipelineConfig, table) -> str:
     target = config.target_of(table)
-    return os.path.abspath(target.path) if target.path else str(target.table)
+    return absolute(target.path) if target.path else str(target.table)

@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Iterable
 
 from pyspark.sql import SparkSession
 
 from ..config.models import PipelineConfig
+from ..infra.storage import Files
 from ..lake.tables import DeltaLocation
 from .sources import source_of
 
@@ -36,15 +36,13 @@ class Resume:
                 f"{self.complete_batch + 1}: resuming from {parts} as app id {self.app_id}")
 
 
-def app_id(config: PipelineConfig) -> str:
+def app_id(files: Files, config: PipelineConfig) -> str:
     """The id the pipeline's idempotent appends use with this checkpoint."""
-    path = Path(config.checkpoint_path) / APP_ID_FILE
-    return json.loads(path.read_text())["app_id"] if path.exists() else config.pipeline
+    return json.loads(files.read_text(APP_ID_FILE))["app_id"] if files.exists(APP_ID_FILE) else config.pipeline
 
 
-def has_offsets(config: PipelineConfig) -> bool:
-    offsets = Path(config.checkpoint_path) / "offsets"
-    return offsets.is_dir() and any(offsets.iterdir())
+def has_offsets(files: Files) -> bool:
+    return bool(files.names("offsets"))
 
 
 def plan_resume(spark: SparkSession, config: PipelineConfig, locations: Iterable[DeltaLocation],
@@ -73,19 +71,13 @@ def plan_resume(spark: SparkSession, config: PipelineConfig, locations: Iterable
 def resume_after_lost_checkpoint(spark: SparkSession, config: PipelineConfig,
                                  locations: list[DeltaLocation]) -> tuple[PipelineConfig, str, Resume | None]:
     """The config to start with (its starting offsets replaced when resuming) and the app id."""
-    source = source_of(config)
-    partitions = None if has_offsets(config) else source.partitions()
+    source, files = source_of(config), Files(spark, config.checkpoint_path)
+    partitions = None if has_offsets(files) else source.partitions()
     resume = None if partitions is None else plan_resume(spark, config, locations, partitions)
     if resume is None:
-        return config, app_id(config), None
-    record_app_id(config, resume.app_id)
+        return config, app_id(files, config), None
+    files.write_text(APP_ID_FILE, json.dumps({"app_id": resume.app_id}))
     return source.resumed_at(config, resume.starting_offsets), resume.app_id, resume
-
-
-def record_app_id(config: PipelineConfig, app: str) -> None:
-    folder = Path(config.checkpoint_path)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / APP_ID_FILE).write_text(json.dumps({"app_id": app}))
 
 
 def _recorded(spark: SparkSession, where: DeltaLocation) -> list[dict]:

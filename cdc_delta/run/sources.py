@@ -6,7 +6,6 @@ and one line in SOURCE_KINDS."""
 from __future__ import annotations
 
 import json
-import os
 from typing import Any, Protocol
 
 from pyspark.sql import DataFrame, SparkSession, Window
@@ -14,6 +13,7 @@ from pyspark.sql import functions as F
 
 from ..config.models import FilesSource, KafkaSource, PipelineConfig, duration_ms
 from ..frame import RAW_OLD_KEY
+from ..infra.storage import absolute
 
 KAFKA_TOMBSTONE_LINE = "null"  # Kafka Connect's file sink writes a null record value as 'null'
 # Debezium's header on the create that follows a primary-key change: the row's previous key
@@ -132,7 +132,7 @@ class FileStream:
         reader = spark.readStream.format("text").option("recursiveFileLookup", "true")
         if self.spec.max_files_per_trigger:
             reader = reader.option("maxFilesPerTrigger", self.spec.max_files_per_trigger)
-        lines = reader.load(os.path.abspath(self.spec.path))
+        lines = reader.load(absolute(self.spec.path))
         return lines.select(
             F.when(F.col("value") != KAFKA_TOMBSTONE_LINE, F.col("value").cast("binary")).alias("value"),
             F.col("_metadata.file_path").alias("origin"),

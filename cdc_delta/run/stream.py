@@ -3,7 +3,6 @@ reconnects and a graceful stop."""
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 
@@ -16,6 +15,7 @@ from pyspark.sql.streaming import StreamingQuery, StreamingQueryListener
 from ..batch.runner import BatchHandler
 from ..config.models import PipelineConfig, Trigger, duration_ms
 from ..errors import PipelineFailed, one_line
+from ..infra.storage import absolute
 from .sources import source_of
 from .writer_lock import lock_tables
 
@@ -78,7 +78,7 @@ def start_query(spark: SparkSession, config: PipelineConfig, handler: BatchHandl
     source = source_of(config)
     writer = (source.open(spark).writeStream
               .foreachBatch(lambda df, batch_id: handler(source.raw(df), batch_id))
-              .option("checkpointLocation", os.path.abspath(config.checkpoint_path))
+              .option("checkpointLocation", absolute(config.checkpoint_path))
               .queryName(config.pipeline))
     return _with_trigger(writer, trigger or config.trigger).start()
 

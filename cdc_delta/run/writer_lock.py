@@ -12,13 +12,14 @@ import json
 import os
 import socket
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Callable, ContextManager, Iterator
 
 from ..config.models import PipelineConfig
 from ..errors import WriterBusy
 from ..frame import PREFIX
+from ..infra.storage import local_path
 from ..lake.tables import DeltaLocation
 
 LOCK_FILE = f"{PREFIX}writer.lock"
@@ -46,12 +47,35 @@ def holding_all(folders: dict[str, str], pipeline: str) -> ExitStack:
     return stack
 
 
-def lock_tables(config: PipelineConfig) -> ExitStack:
-    """The writer lock of each path table of a pipeline (close the stack to release them): what
-    the tables' sinks keep in the driver between batches holds only while no other process
-    writes them."""
-    targets = {f"table {t.name}": DeltaLocation.of(config.target_of(t)).path for t in config.tables}
-    return holding_all({what: path for what, path in targets.items() if path}, config.pipeline)
+def lock_tables(config: PipelineConfig, note: Callable[[str], None] | None = None) -> ExitStack:
+    """The writer lock of each local path table of a pipeline (close the stack to release
+    them): what the tables' sinks keep in the driver between batches holds only while no other
+    process writes them. Tables on an object store can not be locked: `note` says so once."""
+    targets = {f"table {t.name}": DeltaLocation.of(config.target_of(t)) for t in config.tables}
+    local = {what: where.local_folder for what, where in targets.items() if where.local_folder}
+    remote = [where.path for where in targets.values() if where.path and not where.local_folder]
+    if remote:
+        (note or print_note)(unlocked_note(remote))
+    return holding_all(local, config.pipeline)
+
+
+def checkpoint_lock(config: PipelineConfig, note: Callable[[str], None] | None = None) -> ContextManager[None]:
+    """One run per checkpoint: a lock on a local checkpoint folder; on an object store `note`
+    says that none can be held."""
+    folder = local_path(config.checkpoint_path)
+    if folder is None:
+        (note or print_note)(unlocked_note([config.checkpoint_path]))
+        return nullcontext()
+    return exclusive(folder, f"checkpoint {config.checkpoint_path}", config.pipeline)
+
+
+def print_note(text: str) -> None:
+    print(f"note: {text}", flush=True)
+
+
+def unlocked_note(paths: list[str]) -> str:
+    return (f"{', '.join(paths)} on an object store: no file lock can keep a second writer out there, so run "
+            "one writer per pipeline; a second one's conflicting Delta commits fail (optimistic concurrency)")
 
 
 def _acquire(path: Path, what: str, pipeline: str) -> IO[str]:

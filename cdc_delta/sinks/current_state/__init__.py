@@ -32,7 +32,8 @@ KEY_CHANGE_LOOKBACK_VERSIONS = 8
 
 class CurrentState:
     """`locked`: the run holds the table's writer lock, so the guard's positions kept in the
-    driver stay true between batches; without it they are read again at every batch."""
+    driver stay true between batches; without it (a user's stream, a catalog table, a table on
+    an object store) they are read again at every batch."""
 
     def __init__(self, spark: SparkSession, spec: TableSpec, where: DeltaLocation, hooks: Hooks,
                  locked: bool = True) -> None:
@@ -51,7 +52,7 @@ class CurrentState:
                                      self.spec.keys)
 
     def fact_columns(self) -> dict[str, Column]:
-        if self.bounds is None or not self.where.path or not self.locked:
+        if self.bounds is None or not self.where.local_folder or not self.locked:
             self.bounds = GuardBounds.load(self.spark, self.where)
         return {"older_than_tombstone": self.bounds.older_than_tombstone()}
 
