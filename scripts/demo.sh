@@ -4,7 +4,7 @@
 # prints the tables and the batch figures, and stops the broker. Each run starts clean.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh demo
 export KAFKA_PORT=${KAFKA_PORT:-9092}
 bash scripts/kafka.sh reset >/dev/null
 trap 'bash scripts/kafka.sh stop >/dev/null' EXIT
