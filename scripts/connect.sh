@@ -102,13 +102,7 @@ start() {
   nohup java -Xms256m -Xmx1g -Dlog4j2.configurationFile="$HOME_DIR/log4j2.properties" -cp "$LIBS/*" \
     org.apache.kafka.connect.cli.ConnectStandalone "$HOME_DIR/worker.properties" >"$HOME_DIR/worker.log" 2>&1 &
   echo $! > "$PID_FILE"
-  for _ in $(seq 1 240); do
-    if healthy; then echo "kafka connect running on $URL (pid $(cat "$PID_FILE"), logs $HOME_DIR/worker.log)"; return 0; fi
-    running || { echo "error: kafka connect exited; last lines of $HOME_DIR/worker.log:" >&2; tail -20 "$HOME_DIR/worker.log" >&2; exit 1; }
-    sleep 0.5
-  done
-  echo "error: kafka connect did not answer on $URL in 120 s; see $HOME_DIR/worker.log" >&2
-  exit 1
+  process_await "kafka connect" "$PID_FILE" "$HOME_DIR/worker.log" 120 "$URL"
 }
 
 stop() { process_stop "kafka connect" "$PID_FILE"; }

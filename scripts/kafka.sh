@@ -115,13 +115,7 @@ print(i)')
   fi
   nohup "${java[@]}" kafka.Kafka "$HOME_DIR/server.properties" >"$HOME_DIR/broker.log" 2>&1 &
   echo $! > "$PID_FILE"
-  for _ in $(seq 1 120); do
-    if healthy; then echo "kafka running on 127.0.0.1:$PORT (pid $(cat "$PID_FILE"), logs $HOME_DIR/broker.log)"; return 0; fi
-    running || { echo "error: kafka exited; last lines of $HOME_DIR/broker.log:" >&2; tail -20 "$HOME_DIR/broker.log" >&2; exit 1; }
-    sleep 0.5
-  done
-  echo "error: kafka did not become healthy in 60 s; see $HOME_DIR/broker.log" >&2
-  exit 1
+  process_await kafka "$PID_FILE" "$HOME_DIR/broker.log" 60 "127.0.0.1:$PORT"
 }
 
 stop() { process_stop "kafka" "$PID_FILE"; }

@@ -1,5 +1,6 @@
 # Sourced by the service scripts: a background process known by its pid file.
-# process_running PID_FILE; process_stop NAME PID_FILE (TERM, up to 30 s, then KILL).
+# process_running PID_FILE; process_stop NAME PID_FILE (TERM, up to 30 s, then KILL);
+# process_await NAME PID_FILE LOG SECONDS WHERE (until the script's own `healthy` answers).
 
 process_running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
@@ -15,4 +16,15 @@ process_stop() {
     echo "$name not running"
   fi
   rm -f "$pid_file"
+}
+
+process_await() {
+  local name=$1 pid_file=$2 log=$3 seconds=$4 where=$5
+  for _ in $(seq 1 $((seconds * 2))); do
+    if healthy; then echo "$name running on $where (pid $(cat "$pid_file"), logs $log)"; return 0; fi
+    process_running "$pid_file" || { echo "error: $name exited; last lines of $log:" >&2; tail -20 "$log" >&2; exit 1; }
+    sleep 0.5
+  done
+  echo "error: $name did not answer on $where in $seconds s; see $log" >&2
+  exit 1
 }

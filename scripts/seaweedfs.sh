@@ -51,13 +51,7 @@ start() {
     -master.volumeSizeLimitMB=64 -volume.max=50 \
     -s3 -s3.port="$PORT" -s3.config="$HOME_DIR/s3.json" >"$HOME_DIR/weed.log" 2>&1 &
   echo $! > "$PID_FILE"
-  for _ in $(seq 1 120); do
-    if healthy; then echo "seaweedfs s3 running on 127.0.0.1:$PORT (pid $(cat "$PID_FILE"), logs $HOME_DIR/weed.log)"; return 0; fi
-    running || { echo "error: seaweedfs exited; last lines of $HOME_DIR/weed.log:" >&2; tail -20 "$HOME_DIR/weed.log" >&2; exit 1; }
-    sleep 0.5
-  done
-  echo "error: seaweedfs did not answer in 60 s; see $HOME_DIR/weed.log" >&2
-  exit 1
+  process_await "seaweedfs s3" "$PID_FILE" "$HOME_DIR/weed.log" 60 "127.0.0.1:$PORT"
 }
 
 stop() { process_stop "seaweedfs" "$PID_FILE"; }
