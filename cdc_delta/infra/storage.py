@@ -27,10 +27,6 @@ def scheme(path: str) -> str:
     return path.split(":", 1)[0].lower() if is_uri(path) else "file"
 
 
-def is_local(path: str) -> bool:
-    return scheme(path) == "file"
-
-
 def local_path(path: str) -> str | None:
     """The path on this machine's disk (`file:/x` -> `/x`), or None on an object store
     (Databricks' `/Volumes/…` and `/dbfs/…` are cloud storage mounted, without file locks)."""
