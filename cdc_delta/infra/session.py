@@ -14,7 +14,7 @@ from .jars import spark_jars
 
 # throughput over pause times: batches ran ~9% faster than with the default G1 (benchmarks)
 JVM_GC = "-XX:+UseParallelGC"
-LOG4J = Path(__file__).with_name("log4j2.properties")
+LOG4J = Path(__file__).parents[1] / "log4j2.properties"   # package data: cdc_delta/log4j2.properties
 # what cdc-delta needs of a session it creates (under spark-submit too, where not given)
 REQUIRED = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",

@@ -138,3 +138,13 @@ def test_compose_waits_for_healthy_services_and_lets_the_host_reach_kafka():
     assert COMPOSE["x-cdc-delta"]["environment"]["KAFKA_BOOTSTRAP"] == "kafka:29092"
     assert "INTERNAL://kafka:29092" in env["KAFKA_ADVERTISED_LISTENERS"]
     assert COMPOSE["x-cdc-delta"]["build"] == "."
+
+
+def test_the_wheel_carries_the_samples_and_the_log_settings_the_session_points_at(wheel):
+    from cdc_delta.infra.session import LOG4J
+
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+    assert LOG4J.is_file()
+    assert LOG4J.relative_to(REPO).as_posix() in names
+    assert any(n.startswith("cdc_delta/samples/") for n in names)
