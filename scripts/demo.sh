@@ -2,8 +2,19 @@
 # The demo: starts a local Kafka broker, produces sample Debezium streams of `orders`,
 # `customers` (MySQL) and `transactions` (Postgres), runs the pipeline with available-now,
 # prints the tables and the batch figures, and stops the broker. Each run starts clean.
+# It installs into the active virtual environment, or else into .venv in this checkout
+# (created on the first run), never into the system's Python.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ -z "${VIRTUAL_ENV:-}" ]; then
+  if [ ! -x .venv/bin/python3 ]; then
+    python3 -m venv .venv 2>/dev/null || {
+      echo "error: python3 can not create a virtual environment; install python3-venv (Debian: apt-get install python3-venv), then run this again" >&2
+      exit 4
+    }
+  fi
+  export VIRTUAL_ENV=$PWD/.venv PATH=$PWD/.venv/bin:$PATH
+fi
 bash scripts/setup.sh demo
 export KAFKA_PORT=${KAFKA_PORT:-9092}
 bash scripts/kafka.sh reset >/dev/null

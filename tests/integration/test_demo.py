@@ -1,8 +1,12 @@
-"""The README's first command, as a user runs it, from the repo."""
+"""The README's first command, as a user runs it: from a clean copy of the checkout, with no
+virtual environment active, so that the demo makes its own."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -28,14 +32,38 @@ def table_lines(out: str) -> list[str]:
     return [line for line in out.splitlines() if line.startswith("|") and not line.startswith(("|order_id", "|customer_id|", "|txn_id"))]
 
 
-def test_demo_command():
-    proc = subprocess.run(["bash", "scripts/demo.sh"], cwd=REPO, capture_output=True, text=True, timeout=900,
-                          env=None)
+def clean_clone(folder: Path) -> Path:
+    """The checkout's tracked files as they are now (a clone of the working tree): no .venv,
+    lake or checkpoints."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    for name in filter(None, files.decode().split("\0")):
+        source = REPO / name
+        if source.is_file():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, folder / name)
+    return folder
+
+
+def without_virtual_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    active = os.environ.get("VIRTUAL_ENV")
+    if active:
+        env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not p.startswith(active))
+    return {**env, "KAFKA_PORT": "19492", "KAFKA_CONTROLLER_PORT": "19493"}
+
+
+def test_demo_from_a_clean_clone_in_a_fresh_virtual_environment(tmp_path):
+    clone = clean_clone(tmp_path / "cdc-delta")
+    proc = subprocess.run(["bash", "scripts/demo.sh"], cwd=clone, capture_output=True, text=True, timeout=1500,
+                          env=without_virtual_env())
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     out = proc.stdout
     assert "batch 0: in 29 | inserted 11 updated 0 deleted 0 truncates 0 | skipped 14 | quarantined 1 | kafka tombstones 3" in out
     assert table_lines(out) == ORDERS + CUSTOMERS + TRANSACTIONS
     assert "total lag 0" in out and "table orders: version 1, 4 rows, last batch 0" in out
+    installed = subprocess.run([str(clone / ".venv/bin/python3"), "-c", "import cdc_delta; print(cdc_delta.__file__)"],
+                               capture_output=True, text=True, check=True, cwd="/").stdout.strip()
+    assert installed == str(clone / "cdc_delta" / "__init__.py")
 
 
 def test_files_demo():
