@@ -115,7 +115,7 @@ class Pipeline:
                 printer.note(note)
             handler, start_config = self._handler(spark, printer, hooks)
             handler.prepare()
-            locks.enter_context(lock_tables(self.config, printer.note))
+            locks.enter_context(lock_tables(self.config))
             query = start_query(spark, start_config, handler, as_trigger(trigger, config))
         except BaseException:
             locks.close()

@@ -7,14 +7,14 @@ from pyspark.sql import SparkSession
 from ..batch.runner import BatchHandler
 from ..config.models import PipelineConfig
 from ..lake.tables import DeltaLocation
-from ..run.writer_lock import lock_tables
+from ..run.writer_lock import lock_tables, print_note
 from ..sinks.quarantine import as_raw_records, mark_replayed, pending
 
 
 def replay_quarantine(spark: SparkSession, config: PipelineConfig, table: str | None = None) -> str:
     handler = BatchHandler(spark, config)
     handler.prepare()
-    with lock_tables(config):
+    with lock_tables(config, print_note):
         return _replay(spark, config, handler, table)
 
 

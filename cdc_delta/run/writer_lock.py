@@ -50,23 +50,31 @@ def holding_all(folders: dict[str, str], pipeline: str) -> ExitStack:
 def lock_tables(config: PipelineConfig, note: Callable[[str], None] | None = None) -> ExitStack:
     """The writer lock of each local path table of a pipeline (close the stack to release
     them): what the tables' sinks keep in the driver between batches holds only while no other
-    process writes them. Tables on an object store can not be locked: `note` says so once."""
-    targets = {f"table {t.name}": DeltaLocation.of(config.target_of(t)) for t in config.tables}
-    local = {what: where.local_folder for what, where in targets.items() if where.local_folder}
-    remote = [where.path for where in targets.values() if where.path and not where.local_folder]
-    if remote:
-        (note or print_note)(unlocked_note(remote))
+    process writes them. Tables on an object store can not be locked: `note`, when given, says so."""
+    local = {what: where.local_folder for what, where in _targets(config).items() if where.local_folder}
+    if note and (remote := _unlockable_tables(config)):
+        note(unlocked_note(remote))
     return holding_all(local, config.pipeline)
 
 
 def checkpoint_lock(config: PipelineConfig, note: Callable[[str], None] | None = None) -> ContextManager[None]:
-    """One run per checkpoint: a lock on a local checkpoint folder; on an object store `note`
-    says that none can be held."""
+    """One run per checkpoint: a lock on a local checkpoint folder. `note` says once what of
+    the run (checkpoint, tables) is on an object store, where no lock can be held."""
     folder = local_path(config.checkpoint_path)
+    remote = ([] if folder else [config.checkpoint_path]) + _unlockable_tables(config)
+    if remote:
+        (note or print_note)(unlocked_note(remote))
     if folder is None:
-        (note or print_note)(unlocked_note([config.checkpoint_path]))
         return nullcontext()
     return exclusive(folder, f"checkpoint {config.checkpoint_path}", config.pipeline)
+
+
+def _targets(config: PipelineConfig) -> dict[str, DeltaLocation]:
+    return {f"table {t.name}": DeltaLocation.of(config.target_of(t)) for t in config.tables}
+
+
+def _unlockable_tables(config: PipelineConfig) -> list[str]:
+    return [where.path for where in _targets(config).values() if where.path and not where.local_folder]
 
 
 def print_note(text: str) -> None:

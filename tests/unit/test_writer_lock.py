@@ -47,3 +47,19 @@ def test_a_killed_writer_leaves_no_stale_lock(tmp_path):
     holder.wait(10)
     with exclusive(str(folder), "checkpoint", "q"):
         assert (folder / LOCK_FILE).exists()
+
+
+def test_a_run_on_an_object_store_says_once_that_nothing_there_is_locked(tmp_path):
+    from cdc_delta.config import parse_config
+    from cdc_delta.run.writer_lock import checkpoint_lock, lock_tables
+
+    config = parse_config({"pipeline": "p", "source": {"kind": "files", "path": str(tmp_path / "in")},
+                           "lake": "s3a://bucket/lake", "checkpoint": "s3a://bucket/ck",
+                           "tables": [{"name": "orders", "keys": ["id"], "columns": {"id": "bigint"}},
+                                      {"name": "items", "keys": ["id"], "columns": {"id": "bigint"},
+                                       "target": {"path": str(tmp_path / "items")}}]})
+    notes: list[str] = []
+    with checkpoint_lock(config, notes.append), lock_tables(config):
+        assert (tmp_path / "items" / LOCK_FILE).exists()       # the local table is still locked
+    assert len(notes) == 1
+    assert notes[0].startswith("s3a://bucket/ck, s3a://bucket/lake/orders on an object store: no file lock")
