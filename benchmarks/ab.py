@@ -8,7 +8,10 @@ A variant is NAME=CHECKOUT[:KEY=VALUE,...]: a checkout of this repository (`git 
 /tmp/wt-before HEAD~1`) to run cdc-delta from, and Spark settings for its run. The stream is
 produced once; each run starts from a copy of the same seeded table, and the variants take turns
 so that drift of the machine touches them alike. Reported: the first (cold) batch, the mean of
-the other (warm) batches, and each variant's warm mean over the first variant's.
+the other (warm) batches, and each variant's warm mean over the first variant's. `recipe=seed`
+runs the seed recipe (benchmarks/seed_recipe.py) as one of the variants. Each run's Spark event
+log gives its jobs, stages and driver seconds per batch, and its tables' logs its Delta commits
+per batch (benchmarks/event_log.py).
 """
 
 from __future__ import annotations
@@ -25,34 +28,55 @@ import yaml
 
 from cdc_delta.infra.kafka_io import create_topics, produce
 
+from .event_log import Accounting, account, delta_commits, event_log_env, read_jobs
 from .measure import REPO, Run, measured
 from .run import PARTITIONS, jsonl, kafka
 from .stream import Stream
 from .tables import pipeline_config
 
 
+RECIPE = Path("seed")   # the checkout of a variant that runs the seed recipe instead
+
+
 def variant(text: str) -> tuple[str, Path, dict[str, str]]:
     name, _, rest = text.partition("=")
     checkout, _, settings = rest.partition(":")
     if not name or not checkout:
-        raise argparse.ArgumentTypeError(f"variant '{text}': expected NAME=CHECKOUT[:KEY=VALUE,...]")
+        raise argparse.ArgumentTypeError(f"variant '{text}': expected NAME=CHECKOUT[:KEY=VALUE,...] or NAME=seed")
+    if checkout == str(RECIPE):
+        return name, RECIPE, {}
     return name, Path(checkout).resolve(), dict(kv.split("=", 1) for kv in settings.split(",") if kv)
 
 
 def run_once(work: Path, seed: Path, topic: str, bootstrap: str, batch: int, checkout: Path,
-             spark: dict[str, str]) -> tuple[Run, list[float]]:
-    """One cdc-delta run over the whole topic from `checkout`: the run and each batch's seconds."""
+             spark: dict[str, str]) -> tuple[Run, list[dict], Accounting]:
+    """One run over the whole topic: cdc-delta from `checkout`, or the seed recipe; the run,
+    its batches (seconds, finished_at) and the accounting of its event log."""
     shutil.rmtree(work, ignore_errors=True)
-    shutil.copytree(seed / "cdc_delta", work / "cdc_delta")
-    config = pipeline_config(work, topic, bootstrap, batch)
-    config["spark"] = spark
-    (work / "config.yaml").write_text(yaml.safe_dump(config))
-    metrics = work / "metrics.jsonl"
-    run = measured([sys.executable, "-m", "cdc_delta", "run", "--config", str(work / "config.yaml"),
-                    "--metrics-json", str(metrics)], work / "run.log", {"PYTHONPATH": str(checkout)}, cwd=checkout)
+    env = event_log_env(work / "events")
+    if checkout == RECIPE:
+        shutil.copytree(seed / "seed_recipe", work / "tables" / "seed_recipe")
+        times = work / "times.jsonl"
+        cmd = [sys.executable, "-m", "benchmarks.seed_recipe", bootstrap, topic, str(work / "tables" / "seed_recipe"),
+               str(work / "checkpoint"), str(batch), "0", str(times)]
+        run = measured(cmd, work / "run.log", env)
+    else:
+        shutil.copytree(seed / "cdc_delta", work / "tables")
+        config = pipeline_config(work, topic, bootstrap, batch)
+        config["lake"] = str(work / "tables")
+        config["spark"] = spark
+        (work / "config.yaml").write_text(yaml.safe_dump(config))
+        times = work / "metrics.jsonl"
+        run = measured([sys.executable, "-m", "cdc_delta", "run", "--config", str(work / "config.yaml"),
+                        "--metrics-json", str(times)], work / "run.log", {**env, "PYTHONPATH": str(checkout)},
+                       cwd=checkout)
     if run.returncode:
         raise SystemExit(f"run failed (exit {run.returncode}); see {run.log}")
-    return run, [b["seconds"] for b in jsonl(metrics)]
+    batches = jsonl(times)
+    accounting = account(read_jobs(work / "events"), batches[1:] or batches)
+    started = batches[0]["finished_at"] - batches[0]["seconds"]
+    accounting.delta_commits_per_batch = delta_commits(work / "tables", started) / len(batches)
+    return run, batches, accounting
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -61,6 +85,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--events", type=int, default=50_000)
     ap.add_argument("--batch", type=int, default=10_000, help="maxOffsetsPerTrigger")
     ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--profile", choices=("uniform", "recent"), default="uniform",
+                    help="which keys the updates and deletes go to (benchmarks/stream.py)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/cdc-delta-ab"))
     ap.add_argument("variants", nargs="+", type=variant)
     args = ap.parse_args(argv)
@@ -83,19 +109,23 @@ def main(argv: list[str] | None = None) -> None:
 
 def compare(args: argparse.Namespace, bootstrap: str, seed: Path) -> dict[str, list[float]]:
     """Produce the stream once, then run the variants in turns; each one's warm means."""
-    topic = f"ab.{args.rows}.{args.events}.{int(time.time())}"
+    topic = f"ab.{args.profile}.{args.rows}.{args.events}.{int(time.time())}"
     create_topics(bootstrap, {topic: PARTITIONS})
-    produce(bootstrap, topic, Stream(args.rows).events(args.events))
+    produce(bootstrap, topic, Stream(args.rows, profile=args.profile).events(args.events))
     warm: dict[str, list[float]] = {name: [] for name, _, _ in args.variants}
     for rep in range(args.reps):
         for name, checkout, spark in args.variants:
-            run, batches = run_once(args.work / f"{name}-{rep}", seed, topic, bootstrap, args.batch, checkout, spark)
-            rest = batches[1:] or batches
+            run, batches, acc = run_once(args.work / f"{name}-{rep}", seed, topic, bootstrap, args.batch, checkout,
+                                         spark)
+            seconds = [b["seconds"] for b in batches]
+            rest = seconds[1:] or seconds
             warm[name].append(sum(rest) / len(rest))
             print(f"{name:10} run {rep}: wall {run.seconds:6.1f} s, peak {run.peak_rss_mb:.0f} MB, "
-                  f"{len(batches)} batches, first {batches[0]:.2f} s, warm mean {warm[name][-1]:.2f} s", flush=True)
+                  f"{len(batches)} batches, first {seconds[0]:.2f} s, warm mean {warm[name][-1]:.2f} s; per warm batch "
+                  f"{acc.jobs_per_batch:.1f} jobs, {acc.stages_per_batch:.1f} stages, {acc.tasks_per_batch:.0f} tasks, "
+                  f"jobs running {acc.job_seconds_per_batch:.2f} s, driver alone {acc.driver_seconds_per_batch:.2f} s, "
+                  f"{acc.delta_commits_per_batch:.1f} Delta commits", flush=True)
     return warm
-
 
 if __name__ == "__main__":
     main()

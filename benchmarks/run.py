@@ -25,6 +25,7 @@ import yaml
 
 from cdc_delta.infra.kafka_io import create_topics, produce
 
+from .event_log import account, delta_commits, event_log_env, read_jobs
 from .measure import REPO, freshness, measured, percentile
 from .stream import TABLE, Stream
 from .tables import pipeline_config
@@ -90,9 +91,10 @@ class Bench:
         config.write_text(yaml.safe_dump(pipeline_config(d, topic, self.bootstrap, sc.batch)))
         metrics = d / "cdc_delta.jsonl"
         run = measured([PY, "-m", "cdc_delta", "run", "--config", str(config), "--metrics-json", str(metrics)],
-                       d / "cdc_delta.log", env)
+                       d / "cdc_delta.log", {**(env or {}), **event_log_env(d / "cdc_delta.events")})
         batches = jsonl(metrics)
-        figures = self._figures(sc, run, batches)
+        figures = {**self._figures(sc, run, batches), "accounting": _accounting(d / "cdc_delta.events", batches,
+                                                                                   d / "cdc_delta")}
         phases: dict[str, float] = {}
         for b in batches:
             for k, v in b.get("phases", {}).items():
@@ -103,8 +105,10 @@ class Bench:
         times = d / "seed_recipe.jsonl"
         run = measured([PY, "-m", "benchmarks.seed_recipe", self.bootstrap, topic, str(d / "seed_recipe"),
                         str(d / "seed_recipe_ck"), str(sc.batch), "1" if sc.wrapped else "0", str(times)],
-                       d / "seed_recipe.log")
-        return self._figures(sc, run, jsonl(times))
+                       d / "seed_recipe.log", event_log_env(d / "seed_recipe.events"))
+        batches = jsonl(times)
+        return {**self._figures(sc, run, batches),
+                "accounting": _accounting(d / "seed_recipe.events", batches, d / "seed_recipe")}
 
     def _delta_rs(self, sc: Scenario, d: Path, topic: str) -> dict:
         times = d / "delta_rs.jsonl"
@@ -210,6 +214,16 @@ def _paced(bootstrap: str, topic: str, stream: Stream, rate: int, seconds: int) 
         time.sleep(0.02)
     producer.flush(60)
     return acked
+
+
+def _accounting(events: Path, batches: list[dict], tables: Path) -> dict:
+    """Jobs, stages, tasks, driver seconds and Delta commits per warm batch (all but the first)."""
+    warm = batches[1:] or batches
+    if not warm:
+        return {}
+    acc = account(read_jobs(events), warm)
+    acc.delta_commits_per_batch = delta_commits(tables, warm[0]["finished_at"] - warm[0]["seconds"]) / len(warm)
+    return acc.as_dict()
 
 
 def jsonl(path: Path) -> list[dict]:

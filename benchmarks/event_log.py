@@ -1,0 +1,125 @@
+"""Where a batch's seconds go, from Spark's event log: jobs, stages and tasks per batch, the
+seconds in which some job ran, the rest (driver time: planning, Delta's log, commits, Python),
+and the Delta commits per batch from the tables' logs. The same accounting for every Spark
+engine of a run, so that they can be set side by side.
+
+    python -m benchmarks.event_log EVENT_LOG_DIR BATCHES_JSONL [TABLES_DIR]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+def event_log_env(folder: Path) -> dict[str, str]:
+    """Environment that makes a pyspark driver write its event log into `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    conf = {"spark.eventLog.enabled": "true", "spark.eventLog.dir": folder.resolve().as_uri(),
+            "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false"}
+    return {"PYSPARK_SUBMIT_ARGS": " ".join(f"--conf {k}={v}" for k, v in conf.items()) + " pyspark-shell"}
+
+
+@dataclass
+class Job:
+    started: float   # epoch seconds
+    ended: float
+    stages: int
+    tasks: int
+    name: str        # what it was for: Delta's description of it, else the action
+
+
+@dataclass
+class Accounting:
+    batches: int
+    jobs_per_batch: float
+    stages_per_batch: float
+    tasks_per_batch: float
+    job_seconds_per_batch: float      # some job running
+    driver_seconds_per_batch: float   # the batch's seconds with no job running
+    jobs_between_batches: int         # the stream's own (offsets, checkpoint), outside foreachBatch
+    delta_commits_per_batch: float | None = None
+
+    def as_dict(self) -> dict:
+        return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+
+
+def read_jobs(folder: Path) -> list[Job]:
+    """Every job of the event logs in `folder` (one file per application)."""
+    starts: dict[tuple[str, int], dict] = {}
+    jobs: list[Job] = []
+    stage_tasks: dict[tuple[str, int], int] = {}
+    for log in sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith((".", "appstatus"))):
+        for line in log.open():
+            event = json.loads(line)
+            kind = event["Event"]
+            if kind == "SparkListenerJobStart":
+                starts[(log.name, event["Job ID"])] = event
+            elif kind == "SparkListenerStageCompleted":
+                info = event["Stage Info"]
+                stage_tasks[(log.name, info["Stage ID"])] = info["Number of Tasks"]
+            elif kind == "SparkListenerJobEnd":
+                start = starts.pop((log.name, event["Job ID"]), None)
+                if start is None:
+                    continue
+                ran = [s for s in start["Stage IDs"] if (log.name, s) in stage_tasks]
+                jobs.append(Job(start["Submission Time"] / 1000, event["Completion Time"] / 1000, len(ran),
+                                sum(stage_tasks[(log.name, s)] for s in ran),
+                                job_name(start)))
+    return jobs
+
+
+def job_name(start: dict) -> str:
+    props = start.get("Properties", {})
+    described = props.get("spark.job.description", "").splitlines()
+    if described:
+        return described[-1].partition(": ")[2] if described[-1].startswith("batch = ") else described[-1]
+    scope = json.loads(props.get("spark.rdd.scope", "{}")).get("name", "")
+    return scope or min(start["Stage Infos"], key=lambda i: i["Stage ID"])["Stage Name"]
+
+
+def busy_seconds(intervals: list[tuple[float, float]]) -> float:
+    """Length of the union of the intervals."""
+    total, end = 0.0, float("-inf")
+    for a, b in sorted(intervals):
+        if b > end:
+            total += b - max(a, end)
+            end = b
+    return total
+
+
+def account(jobs: list[Job], batches: list[dict]) -> Accounting:
+    """Per batch (`batches`: lines with `seconds` and `finished_at`), the jobs that started in it."""
+    windows = [(b["finished_at"] - b["seconds"], b["finished_at"]) for b in batches]
+    n = max(1, len(windows))
+    inside = [[j for j in jobs if a <= j.started <= b] for a, b in windows]
+    busy = [busy_seconds([(max(j.started, a), min(j.ended, b)) for j in js]) for js, (a, b) in zip(inside, windows)]
+    counted = sum(len(js) for js in inside)
+    return Accounting(
+        batches=len(windows),
+        jobs_per_batch=counted / n,
+        stages_per_batch=sum(j.stages for js in inside for j in js) / n,
+        tasks_per_batch=sum(j.tasks for js in inside for j in js) / n,
+        job_seconds_per_batch=sum(busy) / n,
+        driver_seconds_per_batch=sum(b - a - s for (a, b), s in zip(windows, busy)) / n,
+        jobs_between_batches=len(jobs) - counted,
+    )
+
+
+def delta_commits(folder: Path, since: float) -> int:
+    """Commits written after `since` (epoch seconds) to the Delta tables under `folder`."""
+    return sum(1 for log in folder.rglob("_delta_log") for f in log.glob("*.json") if f.stat().st_mtime >= since)
+
+
+def main(argv: list[str]) -> None:
+    batches = [json.loads(line) for line in Path(argv[1]).read_text().splitlines()]
+    acc = account(read_jobs(Path(argv[0])), batches)
+    if len(argv) > 2 and batches:
+        acc.delta_commits_per_batch = delta_commits(Path(argv[2]), batches[0]["finished_at"] - batches[0]["seconds"]) / acc.batches
+    print(json.dumps(acc.as_dict(), indent=1))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
