@@ -2,7 +2,9 @@
 
 Postgres flavour (lsn positions), rows of about 500 bytes of JSON, 10% inserts, 80% updates,
 10% deletes, a share of updates that carry the TOAST placeholder for the unchanged `note`
-column (REPLICA IDENTITY DEFAULT), with or without the schema wrapper. Every row value follows
+column (REPLICA IDENTITY DEFAULT), with or without the schema wrapper. Keys are updated and
+deleted uniformly (profile `uniform`), or as OLTP tables behave (profile `recent`): new keys at
+the top of the key range, and most updates and deletes to the newest few percent of keys. Every row value follows
 from (key, rev, note_rev), so the expected table needs only those per key: the comparison
 reads `id`, `rev` and the head of `note` and counts the keys an engine got wrong.
 """
@@ -52,15 +54,22 @@ class Stream:
     wrapped: bool = False
     toast_share: float = 0.2
     seed: int = 5
+    profile: str = "uniform"      # or "recent"
+    hot_share: float = 0.02       # recent: the newest keys that take most changes
+    hot_odds: float = 0.9         # recent: the share of updates and deletes that go to them
     rnd: random.Random = field(init=False)
     alive: list[int] = field(init=False)
+    place: dict[int, int] = field(init=False)   # key -> its index in alive
     changed: dict[int, tuple[int, int] | None] = field(default_factory=dict)  # key -> (rev, note_rev) | deleted
     next_key: int = field(init=False)
     lsn: int = FIRST_LSN
 
     def __post_init__(self) -> None:
         self.rnd = random.Random(self.seed)
+        if self.profile not in ("uniform", "recent"):
+            raise ValueError(f"stream profile {self.profile!r}: expected uniform or recent")
         self.alive = list(range(self.rows))
+        self.place = {k: i for i, k in enumerate(self.alive)}
         self.next_key = self.rows
         self.writer = EventWriter("postgresql", TABLE, COLUMNS, wrapped=self.wrapped, db="bench")
 
@@ -76,11 +85,12 @@ class Stream:
         if r < 0.1 or len(self.alive) < 2:
             key, rev, note_rev = self.next_key, 1, 1
             self.next_key += 1
+            self.place[key] = len(self.alive)
             self.alive.append(key)
             self.changed[key] = (rev, note_rev)
             yield self._key(key), self.writer.event("c", None, row(key, rev, note_rev), self.lsn, ts_ms).encode()
         elif r < 0.9:
-            key = self.alive[self.rnd.randrange(len(self.alive))]
+            key = self.alive[self._pick()]
             rev, note_rev = self.changed.get(key) or (0, 0)
             after = row(key, rev + 1, note_rev)
             if self.rnd.random() < self.toast_share:
@@ -91,13 +101,25 @@ class Stream:
             self.changed[key] = (rev + 1, note_rev)
             yield self._key(key), self.writer.event("u", None, after, self.lsn, ts_ms).encode()
         else:
-            i = self.rnd.randrange(len(self.alive))
+            i = self._pick()
             key = self.alive[i]
             self.alive[i] = self.alive[-1]
+            self.place[self.alive[i]] = i
             self.alive.pop()
+            del self.place[key]
             self.changed[key] = None
             yield self._key(key), self.writer.event("d", {"id": key}, None, self.lsn, ts_ms).encode()
             yield self._key(key), None
+
+    def _pick(self) -> int:
+        """The index in `alive` of the key an update or delete goes to."""
+        if self.profile == "recent" and self.rnd.random() < self.hot_odds:
+            hot = max(100, int(self.hot_share * len(self.alive)))
+            for _ in range(8):
+                i = self.place.get(self.next_key - 1 - self.rnd.randrange(hot))
+                if i is not None:
+                    return i
+        return self.rnd.randrange(len(self.alive))
 
     @staticmethod
     def _key(key: int) -> bytes:
