@@ -49,11 +49,12 @@ def count_origins(origins: list[Row], report: BatchReport) -> int:
 def table_facts(changes: Mapping[str, DataFrame], views: Mapping[str, TableView],
                 wanted: Mapping[str, dict[str, Column]]) -> tuple[dict[str, dict[str, Row]], int]:
     """One job for all tables: per table and op of its good changes, the count, newest position,
-    newest source time, key changes, changes with TOAST placeholders and the sums of the flags
+    newest source time, the range of the first key (when it is an integer), key changes, changes with TOAST placeholders and the sums of the flags
     its sinks asked for (`wanted`: per table, name -> boolean Column); and the number of bad
     changes of all tables."""
     names = sorted({n for flags in wanted.values() for n in flags})
     parts = [df.select(F.lit(name).alias("table"), OP, F.col(ERROR).isNull().alias("ok"), SEQ_COLUMN, TS_COLUMN,
+                       _orderable_key(views[name]).alias("key"),
                        col(previous_key(views[name].keys[0])).isNotNull().alias("kc"),
                        _any_placeholder(views[name]).alias("ph"),
                        *[wanted.get(name, {}).get(n, F.lit(False)).alias(n) for n in names])
@@ -63,6 +64,7 @@ def table_facts(changes: Mapping[str, DataFrame], views: Mapping[str, TableView]
         every = every.unionAll(p)
     rows = every.groupBy("table", OP, "ok").agg(
         F.count(F.lit(1)).alias("n"), F.max(SEQ_COLUMN).alias("seq"), F.max(TS_COLUMN).alias("ts"),
+        F.min("key").alias("key_min"), F.max("key").alias("key_max"),
         F.sum(F.col("kc").cast("int")).alias("key_changes"), F.sum(F.col("ph").cast("int")).alias("placeholders"),
         *[F.sum(F.col(n).cast("int")).alias(n) for n in names]).collect()
     facts: dict[str, dict[str, Row]] = {}
@@ -70,6 +72,13 @@ def table_facts(changes: Mapping[str, DataFrame], views: Mapping[str, TableView]
         if r["ok"]:
             facts.setdefault(r["table"], {})[r[OP]] = r
     return facts, sum(r["n"] for r in rows if not r["ok"])
+
+
+def _orderable_key(view: TableView) -> Column:
+    """The first key as a bigint when it is an integer column (its range bounds the MERGE), else NULL."""
+    first = view.keys[0]
+    kind = view.columns[first].kind if first in view.columns else None
+    return col(first).cast("bigint") if kind == "integral" else F.lit(None).cast("bigint")
 
 
 def _any_placeholder(view: TableView) -> Column:

@@ -62,6 +62,11 @@ def test_merge_plan_guards_and_keeps_toast_values():
     assert set(plan.insert_values) == {"`id`", "`note`", "`_cdc_seq`", "`_cdc_source_ts`"}
 
 
+def test_the_merge_reads_only_stored_rows_within_the_key_range_of_the_changes():
+    plan = merge_plan(["id", "region"], ["note"], (17, 4096))
+    assert plan.on == "t.`id` = s.`id` AND t.`region` = s.`region` AND t.`id` BETWEEN 17 AND 4096"
+
+
 def test_identifiers_are_quoted():
     assert quote("select") == "`select`" and quote("a b") == "`a b`" and quote("x`y") == "`x``y`"
     plan = merge_plan(["a b", "x`y"], ["select"])

@@ -30,6 +30,13 @@ GC_EVERY_BATCHES = 10
 KEY_CHANGE_LOOKBACK_VERSIONS = 8
 
 
+def key_range(facts: dict[str, Row]) -> tuple[int, int] | None:
+    """The lowest and highest first key of the table's changes (an integer key), else None."""
+    lows = [r["key_min"] for r in facts.values() if r["key_min"] is not None]
+    highs = [r["key_max"] for r in facts.values() if r["key_max"] is not None]
+    return (min(lows), max(highs)) if lows else None
+
+
 class CurrentState:
     """`locked`: the run holds the table's writer lock, so the guard's positions kept in the
     driver stay true between batches; without it (a user's stream, a catalog table, a table on
@@ -75,6 +82,7 @@ class CurrentState:
 
     def _merge(self, batch: BatchContext, table: TableInput, rows: DataFrame, figures: TableFigures) -> None:
         view, facts, report = table.view, table.facts, batch.report
+        keys_within = key_range(facts)
         with report.phase("guard"):
             rows = guard(rows, view.keys, self._tombstones_to_check(facts), self.bounds.truncate)
         with report.phase("reduce"):
@@ -86,12 +94,13 @@ class CurrentState:
             if sum(r["placeholders"] for r in facts.values()):
                 with report.phase("toast"):
                     figures.toast_unresolved_columns = count_unresolved(
-                        self.spark, self.where, changes, view.keys, view.values)
+                        self.spark, self.where, changes, view.keys, view.values, keys_within)
             if "d" in facts:   # raised before the write: a tombstone may land without its MERGE
                 self.bounds.raise_tombstone(facts["d"]["seq"])
             with self.hooks.during("merge"), report.phase("merge"):
                 figures.inserted, figures.updated, figures.deleted = merge_changes(
-                    self.where, changes, view.keys, view.values, "d" in facts, batch.batch_id, batch.app_id)
+                    self.where, changes, view.keys, view.values, "d" in facts, batch.batch_id, batch.app_id,
+                    keys_within)
                 companions.record_unresolved(self.spark, self.where, figures.toast_unresolved_columns,
                                              batch.batch_id, batch.app_id)
         finally:

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ...frame import SEQ_COLUMN, toast_column
+from ...frame import OP, SEQ_COLUMN, toast_column
 from ...infra.conditions import all_of, any_of
 from ...infra.names import col, quote
 from ...lake.tables import DeltaLocation
@@ -16,13 +16,14 @@ from .plan import MergePlan, merge_plan, unresolved_after_merge
 
 
 def merge_changes(target: DeltaLocation, changes: DataFrame, keys: list[str], values: list[str],
-                  has_deletes: bool, batch_id: int, app_id: str) -> tuple[int, int, int]:
+                  has_deletes: bool, batch_id: int, app_id: str,
+                  key_range: tuple[int, int] | None = None) -> tuple[int, int, int]:
     """One MERGE into the target and, side by side with it, the tombstones of its deletes (when
     there are any): two commits to two tables overlap, and either order of landing is safe.
     Returns the rows inserted, updated and deleted."""
     with ThreadPoolExecutor(max_workers=1) as pool:
         tombstones = pool.submit(append_tombstones, target, changes, keys, app_id, batch_id) if has_deletes else None
-        metrics = _run_merge(target, changes, merge_plan(keys, values))
+        metrics = _run_merge(target, changes, merge_plan(keys, values, key_range))
         if tombstones is not None:
             tombstones.result()
     return (metrics.get("num_inserted_rows", 0), metrics.get("num_updated_rows", 0),
@@ -43,18 +44,22 @@ def _run_merge(target: DeltaLocation, source: DataFrame, plan: MergePlan) -> dic
 
 
 def count_unresolved(spark: SparkSession, target: DeltaLocation, changes: DataFrame, keys: list[str],
-                     values: list[str]) -> dict[str, int]:
+                     values: list[str], key_range: tuple[int, int] | None = None) -> dict[str, int]:
     """Per column, the NULLs the MERGE of `changes` is about to write for TOAST placeholders
     with no earlier value known (no change of the batch had one and the key has no stored row,
-    or a delete came between). One job, run before the MERGE against the stored keys; only
-    for batches with placeholders the batch itself could not answer."""
+    or a delete came between). One job, run before the MERGE against the stored keys (those in
+    `key_range` only, when given); only for batches with placeholders the batch itself could
+    not answer. The few waiting changes, narrowed to what the count reads, are broadcast."""
     waiting = [col(toast_column(c)).isNotNull() & ~col(toast_column(c)).getField("known") for c in values]
     if not waiting:
         return {}
-    candidates = changes.filter(any_of(waiting))
+    read = [*keys, OP, SEQ_COLUMN, *[toast_column(c) for c in values]]
+    candidates = changes.filter(any_of(waiting)).select(*[col(c) for c in read])
     stored = target.read(spark).select(*[col(k) for k in keys], SEQ_COLUMN)
+    if key_range is not None:
+        stored = stored.filter(col(keys[0]).between(*key_range))
     on = [F.col(f"s.{quote(k)}") == F.col(f"t.{quote(k)}") for k in keys]
-    joined = candidates.alias("s").join(stored.alias("t"), all_of(on), "left")
+    joined = stored.alias("t").join(F.broadcast(candidates.alias("s")), all_of(on), "right")
     sums = joined.agg(*[F.sum(F.expr(unresolved_after_merge(c)).cast("int")).alias(f"n{i}")
                         for i, c in enumerate(values)]).first()
     return {c: int(sums[f"n{i}"]) for i, c in enumerate(values) if sums[f"n{i}"]}
