@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable
 
 from delta.tables import DeltaTable
@@ -70,6 +71,16 @@ class DeltaLocation:
         for frame in frames[1:]:
             out = out.unionByName(frame, allowMissingColumns=True)
         return out
+
+    def as_created(self) -> bool:
+        """A table on local disk whose log holds only the commit that created it: no row was
+        ever written (read from the folder, without a Spark job)."""
+        folder = self.local_folder
+        log = Path(folder, "_delta_log") if folder else None
+        if log is None or not log.is_dir():
+            return False
+        commits = {f.name for f in log.iterdir() if f.is_file() and f.name.endswith((".json", ".parquet"))}
+        return commits == {f"{0:020d}.json"}
 
     def exists(self, spark: SparkSession) -> bool:
         if self.path:   # its own _delta_log: DeltaTable.isDeltaTable also says yes inside a table

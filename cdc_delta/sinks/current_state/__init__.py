@@ -60,7 +60,7 @@ class CurrentState:
 
     def fact_columns(self) -> dict[str, Column]:
         if self.bounds is None or not self.where.local_folder or not self.locked:
-            self.bounds = GuardBounds.load(self.spark, self.where)
+            self.bounds = self._load_bounds()
         return {"older_than_tombstone": self.bounds.older_than_tombstone()}
 
     def write(self, batch: BatchContext, table: TableInput) -> TableFigures:
@@ -105,6 +105,14 @@ class CurrentState:
                                              batch.batch_id, batch.app_id)
         finally:
             changes.unpersist()
+
+    def _load_bounds(self) -> GuardBounds:
+        """Read from the companion tables, unless (held under the lock) they are as created:
+        a new pipeline's first batch then reads neither."""
+        beside = [self.where.child(c) for c in ("tombstones", "truncates")]
+        if self.locked and all(c.as_created() for c in beside):
+            return GuardBounds()
+        return GuardBounds.load(self.spark, self.where)
 
     def _tombstones_to_check(self, facts: dict[str, Row]) -> DataFrame | None:
         """The tombstone table, when some change of the batch is older than its newest row."""
