@@ -125,6 +125,23 @@ def test_late_duplicates_and_tombstones(spark, tmp_path):
     assert table_rows(spark, config, "items") == [row(1, "back"), row(2, "keep")]
 
 
+def test_a_restarted_run_reads_the_guard_bounds_its_predecessor_wrote(spark, tmp_path):
+    """A new process's first batch skips the companion tables only while they are as created;
+    after a delete and a truncate were written, a late change older than either stays out."""
+    config, first = setup(spark, tmp_path, truncate="apply")
+    first.process(raw_batch(spark, [PG.event("c", None, row(1, "v1"), 100, 1),
+                                    PG.event("c", None, row(2, "two"), 110, 1)]), 0)
+    first.process(raw_batch(spark, [PG.event("d", row(1), None, 300, 3)], first_offset=2), 1)
+    restarted = handler(spark, config)
+    restarted.process(raw_batch(spark, [PG.event("u", None, row(1, "stale"), 250, 2)], first_offset=3), 2)
+    assert table_rows(spark, config, "items") == [row(2, "two")]
+    restarted.process(raw_batch(spark, [PG.truncate(400, 4)], first_offset=4), 3)
+    again = handler(spark, config)
+    again.process(raw_batch(spark, [PG.event("u", None, row(2, "before the truncate"), 350, 3),
+                                    PG.event("c", None, row(3, "after"), 500, 5)], first_offset=5), 4)
+    assert table_rows(spark, config, "items") == [row(3, "after")]
+
+
 def test_delete_whose_tombstone_landed_without_its_merge_applies_on_replay(spark, tmp_path, monkeypatch):
     """The tombstone append and the MERGE commit side by side; a crash may keep either one."""
     from cdc_delta.sinks.current_state import merge as apply

@@ -59,3 +59,18 @@ def test_object_store_tables_are_not_locked_and_that_is_said_once(tmp_path, monk
     assert len(notes) == 1 and "s3a://bucket/lake/orders, abfss://" in notes[0]
     assert "Delta commits fail (optimistic concurrency)" in notes[0]
     assert not (tmp_path / "s3a:").exists()
+
+
+def test_a_table_counts_as_created_only_while_its_log_holds_the_creating_commit_alone(tmp_path):
+    from cdc_delta.lake.tables import DeltaLocation
+
+    log = tmp_path / "t" / "_delta_log"
+    where = DeltaLocation(path=str(tmp_path / "t"))
+    assert not where.as_created()                                  # no table yet
+    log.mkdir(parents=True)
+    (log / f"{0:020d}.json").write_text("{}")
+    (log / f"{0:020d}.crc").write_text("{}")
+    assert where.as_created()
+    (log / f"{1:020d}.json").write_text("{}")                      # a row was written since
+    assert not where.as_created()
+    assert not DeltaLocation(path="s3a://bucket/lake/t").as_created()   # not on this disk: not known
