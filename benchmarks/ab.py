@@ -28,7 +28,7 @@ import yaml
 
 from cdc_delta.infra.kafka_io import create_topics, produce
 
-from .event_log import Accounting, account, delta_commits, event_log_env, read_jobs
+from .event_log import Accounting, account_run, event_log_env
 from .measure import REPO, Run, measured
 from .run import PARTITIONS, jsonl, kafka
 from .stream import Stream
@@ -73,10 +73,7 @@ def run_once(work: Path, seed: Path, topic: str, bootstrap: str, batch: int, che
     if run.returncode:
         raise SystemExit(f"run failed (exit {run.returncode}); see {run.log}")
     batches = jsonl(times)
-    accounting = account(read_jobs(work / "events"), batches[1:] or batches)
-    started = batches[0]["finished_at"] - batches[0]["seconds"]
-    accounting.delta_commits_per_batch = delta_commits(work / "tables", started) / len(batches)
-    return run, batches, accounting
+    return run, batches, account_run(work / "events", batches, work / "tables")
 
 
 def main(argv: list[str] | None = None) -> None:

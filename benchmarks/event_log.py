@@ -3,7 +3,7 @@ seconds in which some job ran, the rest (driver time: planning, Delta's log, com
 and the Delta commits per batch from the tables' logs. The same accounting for every Spark
 engine of a run, so that they can be set side by side.
 
-    python -m benchmarks.event_log EVENT_LOG_DIR BATCHES_JSONL [TABLES_DIR]
+    python -m benchmarks.event_log EVENT_LOG_DIR BATCHES_JSONL [TABLES_DIR]   (per warm batch)
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class Accounting:
     tasks_per_batch: float
     job_seconds_per_batch: float      # some job running
     driver_seconds_per_batch: float   # the batch's seconds with no job running
-    jobs_between_batches: int         # the stream's own (offsets, checkpoint), outside foreachBatch
+    jobs_between_batches: int         # outside the counted batches: start-up, the stream's own, a cold batch
     delta_commits_per_batch: float | None = None
 
     def as_dict(self) -> dict:
@@ -113,13 +113,19 @@ def delta_commits(folder: Path, since: float) -> int:
     return sum(1 for log in folder.rglob("_delta_log") for f in log.glob("*.json") if f.stat().st_mtime >= since)
 
 
+def account_run(events: Path, batches: list[dict], tables: Path | None = None) -> Accounting:
+    """A run's warm batches (all but the first, which pays for the JVM's warm-up): its event
+    log in `events`; its Delta commits from the tables under `tables`, when given."""
+    warm = batches[1:] or batches
+    acc = account(read_jobs(events), warm)
+    if tables is not None and warm:
+        acc.delta_commits_per_batch = delta_commits(tables, warm[0]["finished_at"] - warm[0]["seconds"]) / len(warm)
+    return acc
+
+
 def main(argv: list[str]) -> None:
     batches = [json.loads(line) for line in Path(argv[1]).read_text().splitlines()]
-    acc = account(read_jobs(Path(argv[0])), batches)
-    if len(argv) > 2 and batches:
-        acc.delta_commits_per_batch = delta_commits(Path(argv[2]), batches[0]["finished_at"] - batches[0]["seconds"]) / acc.batches
-    print(json.dumps(acc.as_dict(), indent=1))
-
+    print(json.dumps(account_run(Path(argv[0]), batches, Path(argv[2]) if len(argv) > 2 else None).as_dict(), indent=1))
 
 if __name__ == "__main__":
     main(sys.argv[1:])

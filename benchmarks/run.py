@@ -25,7 +25,7 @@ import yaml
 
 from cdc_delta.infra.kafka_io import create_topics, produce
 
-from .event_log import account, delta_commits, event_log_env, read_jobs
+from .event_log import account_run, event_log_env
 from .measure import REPO, freshness, measured, percentile
 from .stream import TABLE, Stream
 from .tables import pipeline_config
@@ -217,13 +217,8 @@ def _paced(bootstrap: str, topic: str, stream: Stream, rate: int, seconds: int) 
 
 
 def _accounting(events: Path, batches: list[dict], tables: Path) -> dict:
-    """Jobs, stages, tasks, driver seconds and Delta commits per warm batch (all but the first)."""
-    warm = batches[1:] or batches
-    if not warm:
-        return {}
-    acc = account(read_jobs(events), warm)
-    acc.delta_commits_per_batch = delta_commits(tables, warm[0]["finished_at"] - warm[0]["seconds"]) / len(warm)
-    return acc.as_dict()
+    """Jobs, stages, tasks, driver seconds and Delta commits per warm batch."""
+    return account_run(events, batches, tables).as_dict() if batches else {}
 
 
 def jsonl(path: Path) -> list[dict]:
