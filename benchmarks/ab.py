@@ -124,5 +124,6 @@ def compare(args: argparse.Namespace, bootstrap: str, seed: Path) -> dict[str, l
                   f"{acc.delta_commits_per_batch:.1f} Delta commits", flush=True)
     return warm
 
+
 if __name__ == "__main__":
     main()

@@ -7,9 +7,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${VIRTUAL_ENV:-}" ]; then
-  if [ ! -x .venv/bin/python3 ]; then
-    python3 -m venv .venv 2>/dev/null || {
-      echo "error: python3 can not create a virtual environment; install python3-venv (Debian: apt-get install python3-venv), then run this again" >&2
+  if [ ! -x .venv/bin/pip ]; then
+    rm -rf .venv   # a half-made one (venv without pip)
+    if ! python3 -m venv .venv 2>/dev/null && command -v apt-get >/dev/null 2>&1; then
+      echo "installing python3-venv (Debian package)"
+      rm -rf .venv
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+      python3 -m venv .venv || true
+    fi
+    [ -x .venv/bin/pip ] || {
+      echo "error: python3 can not create a virtual environment; install python3-venv (or your system's venv module), then run this again" >&2
       exit 4
     }
   fi
