@@ -1,6 +1,6 @@
 """Property: random workloads, delivered with duplicates, redeliveries of older events and of
-older windows after newer ones, and arbitrary batch boundaries, end in the same table as a
-plain-Python replay in source order. Updates that leave the TOASTable text `v` unchanged send
+older windows after newer ones, arbitrary batch boundaries and restarts of the process between
+batches, end in the same table as a plain-Python replay in source order. Updates that leave the TOASTable text `v` unchanged send
 Postgres' placeholder for it, under REPLICA IDENTITY DEFAULT (no `before`) or FULL (`before`
 holds the old row, its text itself sometimes a placeholder); `v` is often NULL; keys are deleted
 and inserted again."""
@@ -144,6 +144,8 @@ def assert_replay_matches(spark, data, connector, history, batches):
         h = handler(spark, config)
         offset = 0
         for batch_id, batch in enumerate(batches):
+            if batch_id and data.draw(st.integers(0, 3)) == 0:
+                h = handler(spark, config)   # the process restarted: what it kept in the driver is gone
             h.process(raw_batch(spark, [events[i] for i in batch], first_offset=offset), batch_id)
             offset += len(batch)
         assert table_rows(spark, config, "items") == reference(history)
