@@ -17,6 +17,7 @@ from ..infra.names import quote  # noqa: F401 (re-exported)
 from ..infra.storage import absolute, join, local_path
 
 META_COLUMNS = f"`{SEQ_COLUMN}` {SEQ_TYPE}, `{TS_COLUMN}` bigint"
+COMMIT_FILE = re.compile(r"\d{20}\.json")
 
 
 @dataclass(frozen=True)
@@ -75,12 +76,23 @@ class DeltaLocation:
     def as_created(self) -> bool:
         """A table on local disk whose log holds only the commit that created it: no row was
         ever written (read from the folder, without a Spark job)."""
-        folder = self.local_folder
-        log = Path(folder, "_delta_log") if folder else None
-        if log is None or not log.is_dir():
+        log = self._local_log()
+        if log is None:
             return False
         commits = {f.name for f in log.iterdir() if f.is_file() and f.name.endswith((".json", ".parquet"))}
         return commits == {f"{0:020d}.json"}
+
+    def newest_version(self) -> int | None:
+        """The newest commit of a table on local disk (read from the folder, without a Spark
+        job), else None. Delta writes each commit file whole, so the highest is the newest."""
+        log = self._local_log()
+        versions = [int(f.name[:20]) for f in log.iterdir() if COMMIT_FILE.fullmatch(f.name)] if log else []
+        return max(versions, default=None)
+
+    def _local_log(self) -> Path | None:
+        folder = self.local_folder
+        log = Path(folder, "_delta_log") if folder else None
+        return log if log is not None and log.is_dir() else None
 
     def exists(self, spark: SparkSession) -> bool:
         if self.path:   # its own _delta_log: DeltaTable.isDeltaTable also says yes inside a table

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
 from decimal import Decimal
 
 import pytest
@@ -106,6 +107,32 @@ def test_placeholder_without_any_earlier_value_is_null_and_counted(spark, tmp_pa
     assert again.tables["items"].toast_unresolved == 0
     assert table_rows(spark, config, "items") == [row(1, "known", 3), row(2, None, 3)]
     assert collect_status(spark, config)["tables"]["items"]["toast_unresolved"] == 2
+
+
+def test_the_toast_count_beside_the_merge_reads_the_version_the_merge_read(spark, tmp_path, monkeypatch):
+    """The count runs beside the MERGE; made to start only once the MERGE has committed, it
+    still counts against the table as the MERGE found it (the inserted keys had no row)."""
+    from cdc_delta.sinks import current_state
+
+    merged = threading.Event()
+    merge, count = current_state.merge_changes, current_state.count_unresolved
+
+    def merge_then_say_so(*args, **kwargs):
+        figures = merge(*args, **kwargs)
+        merged.set()
+        return figures
+
+    def count_once_merged(*args, **kwargs):
+        assert merged.wait(120), "the count waited for a MERGE that never came"
+        return count(*args, **kwargs)
+
+    monkeypatch.setattr(current_state, "merge_changes", merge_then_say_so)
+    monkeypatch.setattr(current_state, "count_unresolved", count_once_merged)
+    config, h = setup(spark, tmp_path)
+    report, _ = h.process(raw_batch(spark, [PG.event("u", None, row(1, TOAST_PLACEHOLDER, 2), 20, 2),
+                                            PG.event("u", None, row(2, TOAST_PLACEHOLDER, 3), 22, 2)]), 0)
+    assert table_rows(spark, config, "items") == [row(1, None, 2), row(2, None, 3)]
+    assert report.tables["items"].toast_unresolved_columns == {"note": 2}
 
 
 def test_binary_placeholder_is_not_stored_as_bytes(spark, tmp_path):

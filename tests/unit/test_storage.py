@@ -74,3 +74,19 @@ def test_a_table_counts_as_created_only_while_its_log_holds_the_creating_commit_
     (log / f"{1:020d}.json").write_text("{}")                      # a row was written since
     assert not where.as_created()
     assert not DeltaLocation(path="s3a://bucket/lake/t").as_created()   # not on this disk: not known
+
+
+def test_the_newest_version_of_a_local_table_is_its_highest_commit_file(tmp_path):
+    from cdc_delta.lake.tables import DeltaLocation
+
+    log = tmp_path / "t" / "_delta_log"
+    where = DeltaLocation(path=str(tmp_path / "t"))
+    assert where.newest_version() is None                            # no table yet
+    log.mkdir(parents=True)
+    for name in (f"{0:020d}.json", f"{9:020d}.json", f"{10:020d}.json", f"{10:020d}.checkpoint.parquet",
+                 f"{10:020d}.crc", f"{0:020d}.{9:020d}.compacted.json", "_last_checkpoint"):
+        (log / name).write_text("{}")
+    assert where.newest_version() == 10
+    (log / f"{11:020d}.checkpoint.parquet").write_text("")           # a checkpoint is not a commit
+    assert where.newest_version() == 10
+    assert DeltaLocation(path="s3a://bucket/lake/t").newest_version() is None   # not on this disk

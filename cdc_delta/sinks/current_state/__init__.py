@@ -1,9 +1,13 @@
 """The current-state table (SCD type 1): one row per key, as the source has it now.
 
-truncate -> guard -> (key changes) -> reduce to the last change per key -> (unresolved TOAST
-count) -> MERGE beside the tombstones -> now and then, old tombstones collected."""
+truncate -> guard -> (key changes) -> reduce to the last change per key -> MERGE, beside it the
+tombstones and (placeholders) the unresolved TOAST count -> now and then, old tombstones collected."""
 
 from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from typing import Callable
 
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
@@ -19,6 +23,7 @@ from ...steps.changes import ROW_OPS
 from ...steps.guard import guard
 from ...steps.reduce import reduce_to_last_change
 from ...steps.truncate_barrier import after_truncate
+from ...steps.view import TableView
 from ..base import TableInput
 from . import companions
 from .bounds import GuardBounds
@@ -91,20 +96,32 @@ class CurrentState:
                 rows = carry_across_key_change(rows, stored, view)
             changes = reduce_to_last_change(rows, view).persist()
         try:
-            if sum(r["placeholders"] for r in facts.values()):
-                with report.phase("toast"):
-                    figures.toast_unresolved_columns = count_unresolved(
-                        self.spark, self.where, changes, view.keys, view.values, keys_within)
             if "d" in facts:   # raised before the write: a tombstone may land without its MERGE
                 self.bounds.raise_tombstone(facts["d"]["seq"])
-            with self.hooks.during("merge"), report.phase("merge"):
+            with self.hooks.during("merge"), report.phase("merge"), ThreadPoolExecutor(max_workers=1) as beside:
+                unresolved = (self._count_unresolved(beside, changes, view, keys_within)
+                              if sum(r["placeholders"] for r in facts.values()) else dict)
                 figures.inserted, figures.updated, figures.deleted = merge_changes(
                     self.where, changes, view.keys, view.values, "d" in facts, batch.batch_id, batch.app_id,
                     keys_within)
+                figures.toast_unresolved_columns = unresolved()
                 companions.record_unresolved(self.spark, self.where, figures.toast_unresolved_columns,
                                              batch.batch_id, batch.app_id)
         finally:
             changes.unpersist()
+
+    def _count_unresolved(self, beside: ThreadPoolExecutor, changes: DataFrame, view: TableView,
+                          keys_within: tuple[int, int] | None) -> Callable[[], dict[str, int]]:
+        """The TOAST count of the MERGE about to run, against the version that MERGE reads.
+        Under the writer lock that version is the newest on disk, so the count reads it beside
+        the MERGE; otherwise another writer may commit first, and the count runs before it."""
+        version = self.where.newest_version() if self.locked else None
+        count = partial(count_unresolved, self.spark, self.where, changes, view.keys, view.values, keys_within,
+                        version)
+        if version is None:
+            counted = count()
+            return lambda: counted
+        return beside.submit(count).result
 
     def _load_bounds(self) -> GuardBounds:
         """Read from the companion tables, unless (held under the lock) they are as created:

@@ -44,18 +44,20 @@ def _run_merge(target: DeltaLocation, source: DataFrame, plan: MergePlan) -> dic
 
 
 def count_unresolved(spark: SparkSession, target: DeltaLocation, changes: DataFrame, keys: list[str],
-                     values: list[str], key_range: tuple[int, int] | None = None) -> dict[str, int]:
+                     values: list[str], key_range: tuple[int, int] | None = None,
+                     version: int | None = None) -> dict[str, int]:
     """Per column, the NULLs the MERGE of `changes` is about to write for TOAST placeholders
     with no earlier value known (no change of the batch had one and the key has no stored row,
-    or a delete came between). One job, run before the MERGE against the stored keys (those in
-    `key_range` only, when given); only for batches with placeholders the batch itself could
-    not answer. The few waiting changes, narrowed to what the count reads, are broadcast."""
+    or a delete came between). One job against the stored keys the MERGE reads (those in
+    `key_range` only, when given; the table's `version`, when given, else its newest); only
+    for batches with placeholders the batch itself could not answer. The few waiting changes,
+    narrowed to what the count reads, are broadcast."""
     waiting = [col(toast_column(c)).isNotNull() & ~col(toast_column(c)).getField("known") for c in values]
     if not waiting:
         return {}
     read = [*keys, OP, SEQ_COLUMN, *[toast_column(c) for c in values]]
     candidates = changes.filter(any_of(waiting)).select(*[col(c) for c in read])
-    stored = target.read(spark).select(*[col(k) for k in keys], SEQ_COLUMN)
+    stored = target.read(spark, version).select(*[col(k) for k in keys], SEQ_COLUMN)
     if key_range is not None:
         stored = stored.filter(col(keys[0]).between(*key_range))
     on = [F.col(f"s.{quote(k)}") == F.col(f"t.{quote(k)}") for k in keys]
