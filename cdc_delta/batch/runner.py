@@ -88,8 +88,8 @@ class BatchHandler:
 
     def process(self, raw: DataFrame, batch_id: int, app_id: str | None = None,
                 quarantine: bool = True) -> tuple[BatchReport, DataFrame | None]:
-        """Apply one batch; return its report and its quarantined rows (persisted: the caller
-        unpersists them)."""
+        """Apply one batch; return its report and its quarantined rows (persisted when there
+        are any: the caller unpersists them)."""
         started = time.monotonic()
         batch = BatchContext(self.config.pipeline, batch_id, app_id or self.app_id,
                              BatchReport(self.config.pipeline, batch_id))
@@ -106,7 +106,9 @@ class BatchHandler:
                 changes = {n: table_changes(decoded, v).persist() for n, v in views.items()}
                 facts, bad_changes = table_facts(changes, views, {n: self.sinks[n].fact_columns() for n in views})
                 report.quarantined = sum(r["bad"] for r in origins) + bad_changes
-                bad = rows_of(decoded, changes, self.config.pipeline, batch_id).persist()
+                bad = rows_of(decoded, changes, self.config.pipeline, batch_id)
+                if report.quarantined:   # persisting plans the query: only when there is something to keep
+                    bad = bad.persist()
             with commit_metadata([self.spark, raw.sparkSession], batch.metadata):
                 if quarantine and report.quarantined:
                     with self.hooks.during("quarantine"), report.phase("quarantine"):
@@ -115,8 +117,8 @@ class BatchHandler:
             self.hooks.point("committed")   # tables written, the checkpoint not yet
             report.seconds = round(time.monotonic() - started, 3)
             return report, bad
-        finally:
-            for df in (decoded, *changes.values()):
+        finally:   # dependents first: uncaching a frame re-plans every cached frame built on it
+            for df in (*changes.values(), decoded):
                 df.unpersist()
 
     def _write_tables(self, batch: BatchContext, views: dict[str, TableView], changes: dict[str, DataFrame],
