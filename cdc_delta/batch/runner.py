@@ -88,8 +88,8 @@ class BatchHandler:
 
     def process(self, raw: DataFrame, batch_id: int, app_id: str | None = None,
                 quarantine: bool = True) -> tuple[BatchReport, DataFrame | None]:
-        """Apply one batch; return its report and its quarantined rows (persisted when there
-        are any: the caller unpersists them)."""
+        """Apply one batch; return its report and its quarantined rows (persisted: the caller
+        unpersists them), None when nothing was quarantined."""
         started = time.monotonic()
         batch = BatchContext(self.config.pipeline, batch_id, app_id or self.app_id,
                              BatchReport(self.config.pipeline, batch_id))
@@ -106,11 +106,11 @@ class BatchHandler:
                 changes = {n: table_changes(decoded, v).persist() for n, v in views.items()}
                 facts, bad_changes = table_facts(changes, views, {n: self.sinks[n].fact_columns() for n in views})
                 report.quarantined = sum(r["bad"] for r in origins) + bad_changes
-                bad = rows_of(decoded, changes, self.config.pipeline, batch_id)
-                if report.quarantined:   # persisting plans the query: only when there is something to keep
-                    bad = bad.persist()
+                bad = None   # persisting plans the query: only when there is something to keep
+                if report.quarantined:
+                    bad = rows_of(decoded, changes, self.config.pipeline, batch_id).persist()
             with commit_metadata([self.spark, raw.sparkSession], batch.metadata):
-                if quarantine and report.quarantined:
+                if quarantine and bad is not None:
                     with self.hooks.during("quarantine"), report.phase("quarantine"):
                         self.quarantine.write(batch, bad)
                 report.tables.update(self._write_tables(batch, views, changes, facts))

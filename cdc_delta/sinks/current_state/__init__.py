@@ -100,7 +100,7 @@ class CurrentState:
                 self.bounds.raise_tombstone(facts["d"]["seq"])
             with self.hooks.during("merge"), report.phase("merge"), ThreadPoolExecutor(max_workers=1) as beside:
                 unresolved = (self._count_unresolved(beside, changes, view, keys_within)
-                              if sum(r["placeholders"] for r in facts.values()) else dict)
+                              if sum(r["placeholders"] for r in facts.values()) else lambda: {})
                 figures.inserted, figures.updated, figures.deleted = merge_changes(
                     self.where, changes, view.keys, view.values, "d" in facts, batch.batch_id, batch.app_id,
                     keys_within)
