@@ -22,13 +22,12 @@ from pathlib import Path
 
 from cdc_delta.batch import BatchHandler
 from cdc_delta.config import parse_config
+from cdc_delta.frame import RAW_SCHEMA
 from cdc_delta.infra.session import get_spark
 
 from .measure import REPO
 from .stream import Stream
 from .tables import pipeline_config
-
-RAW_SCHEMA = "value binary, topic string, partition int, offset bigint, origin string, kafka_ts timestamp"
 
 
 def main(argv: list[str] | None = None) -> None:

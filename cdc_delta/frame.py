@@ -18,6 +18,7 @@ from __future__ import annotations
 PREFIX = "_cdc_"
 
 RAW_COLUMNS = ("value", "topic", "partition", "offset", "origin", "kafka_ts")
+RAW_SCHEMA = "value binary, topic string, partition int, offset bigint, origin string, kafka_ts timestamp"
 RAW_OLD_KEY = "old_key"
 
 # carried from the record to the change (and into the quarantine)

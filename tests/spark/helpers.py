@@ -10,11 +10,11 @@ from pyspark.sql import DataFrame, SparkSession
 from cdc_delta.batch import BatchHandler
 from cdc_delta.debezium.logical import TOAST_PLACEHOLDER, TOAST_PLACEHOLDER_B64
 from cdc_delta.config import PipelineConfig, parse_config
+from cdc_delta.frame import RAW_SCHEMA
 from cdc_delta.lake.tables import DeltaLocation
 from cdc_delta.infra.names import col
 
 PLACEHOLDER_VALUES = (TOAST_PLACEHOLDER, TOAST_PLACEHOLDER_B64)
-RAW_SCHEMA = "value binary, topic string, partition int, offset bigint, origin string, kafka_ts timestamp"
 
 
 def make_config(tmp: Path, tables: list[dict], **extra: Any) -> PipelineConfig:
