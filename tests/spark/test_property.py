@@ -1,9 +1,9 @@
 """Property: random workloads, delivered with duplicates, redeliveries of older events and of
 older windows after newer ones, arbitrary batch boundaries and restarts of the process between
-batches, end in the same table as a plain-Python replay in source order. Updates that leave the TOASTable text `v` unchanged send
-Postgres' placeholder for it, under REPLICA IDENTITY DEFAULT (no `before`) or FULL (`before`
-holds the old row, its text itself sometimes a placeholder); `v` is often NULL; keys are deleted
-and inserted again."""
+batches, end in the same table as a plain-Python replay in source order. Updates that leave the
+TOASTable text `v` unchanged send Postgres' placeholder for it, under REPLICA IDENTITY DEFAULT
+(no `before`) or FULL (`before` holds the old row, its text itself sometimes a placeholder); `v`
+is often NULL; keys are deleted and inserted again."""
 
 from __future__ import annotations
 
