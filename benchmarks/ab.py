@@ -31,7 +31,7 @@ from cdc_delta.infra.kafka_io import create_topics, produce
 from .event_log import Accounting, account_run, event_log_env
 from .measure import REPO, Run, measured
 from .run import PARTITIONS, jsonl, kafka
-from .stream import Stream
+from .stream import PROFILES, Stream
 from .tables import pipeline_config
 
 
@@ -82,8 +82,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--events", type=int, default=50_000)
     ap.add_argument("--batch", type=int, default=10_000, help="maxOffsetsPerTrigger")
     ap.add_argument("--reps", type=int, default=2)
-    ap.add_argument("--profile", choices=("uniform", "recent"), default="uniform",
-                    help="which keys the updates and deletes go to (benchmarks/stream.py)")
+    ap.add_argument("--profile", choices=PROFILES, default="uniform",
+                    help="which keys the updates and deletes go to, or an initial snapshot (benchmarks/stream.py)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/cdc-delta-ab"))
     ap.add_argument("variants", nargs="+", type=variant)
     args = ap.parse_args(argv)

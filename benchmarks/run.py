@@ -41,19 +41,31 @@ class Scenario:
     events: int        # change events in the stream
     batch: int         # maxOffsetsPerTrigger
     wrapped: bool = False
+    profile: str = "uniform"   # which keys change, or an initial snapshot (benchmarks/stream.py)
 
     @property
     def name(self) -> str:
-        return f"rows{self.rows}-events{self.events}-batch{self.batch}-{'wrapped' if self.wrapped else 'plain'}"
+        shape = "" if self.profile == "uniform" else f"-{self.profile}"
+        return f"rows{self.rows}-events{self.events}-batch{self.batch}-{'wrapped' if self.wrapped else 'plain'}{shape}"
 
 
 # the target "≤ 1.5 s per batch of 1k events into a 1M-row table" (6 batches: 1 cold, 5 warm)
 SMALL_BATCHES = Scenario(1_000_000, 6_000, 1_000)
+# issue 17's targets 3 and 4, cdc-delta and the seed recipe only: a recency-skewed stream into a
+# 1M- and a 10M-row table (seconds per batch should grow little between them), and an initial
+# snapshot into an empty table
+TARGET_SCENARIOS = [Scenario(1_000_000, 30_000, 10_000, profile="recent"),
+                    Scenario(10_000_000, 30_000, 10_000, profile="recent"),
+                    Scenario(0, 1_000_000, 100_000, profile="snapshot")]
 PROFILES = {
     "smoke": {"base": Scenario(2_000, 3_000, 1_000), "batch": [], "rows": [], "wrapped": [],
-              "phases": False, "freshness": (200, 10)},
+              "targets": [Scenario(0, 2_000, 1_000, profile="snapshot")], "phases": False, "freshness": (200, 10)},
     "standard": {"base": Scenario(100_000, 100_000, 10_000), "batch": [100_000], "rows": [1_000_000],
-                 "wrapped": [True], "points": [SMALL_BATCHES], "freshness": (10_000, 30)},
+                 "wrapped": [True], "points": [SMALL_BATCHES], "targets": TARGET_SCENARIOS,
+                 "freshness": (10_000, 30)},
+    # the target scenarios alone (about 45 min here)
+    "targets": {"base": Scenario(100_000, 30_000, 10_000), "batch": [], "rows": [], "wrapped": [],
+                "targets": TARGET_SCENARIOS, "phases": False, "freshness": None},
     "full": {"base": Scenario(1_000_000, 1_000_000, 100_000), "batch": [10_000, 1_000_000],
              "rows": [100_000, 10_000_000], "wrapped": [True], "points": [SMALL_BATCHES], "freshness": (10_000, 60)},
 }
@@ -66,7 +78,7 @@ class Bench:
     def scenario(self, sc: Scenario, engines: tuple[str, ...], tag: str = "", env: dict | None = None) -> dict:
         """Produce the scenario's stream to a new topic, seed the tables, run each engine."""
         d = self._fresh_dir(sc.name + tag)
-        stream = Stream(sc.rows, wrapped=sc.wrapped)
+        stream = Stream(sc.rows, wrapped=sc.wrapped, profile=sc.profile)
         topic = f"bench.{sc.name}{tag}.{int(time.time())}"
         create_topics(self.bootstrap, {topic: PARTITIONS})
         records = produce(self.bootstrap, topic, stream.events(sc.events))
@@ -267,9 +279,12 @@ def main(argv: list[str] | None = None) -> None:
             results["sweeps"].append(bench.scenario(replace(base, wrapped=wrapped), everyone))
         for point in profile.get("points", []):
             results["sweeps"].append(bench.scenario(point, everyone))
+        for point in profile.get("targets", []):
+            results["sweeps"].append(bench.scenario(point, ("cdc_delta", "seed_recipe")))
         if profile.get("phases", True):
             results["phases"] = bench.phases(base)
-        results["freshness"] = bench.freshness(base.rows, *profile["freshness"])
+        if profile["freshness"]:
+            results["freshness"] = bench.freshness(base.rows, *profile["freshness"])
     finally:
         kafka("stop", port)
     from .report import write_report

@@ -4,7 +4,9 @@ Postgres flavour (lsn positions), rows of about 500 bytes of JSON, 10% inserts, 
 10% deletes, a share of updates that carry the TOAST placeholder for the unchanged `note`
 column (REPLICA IDENTITY DEFAULT), with or without the schema wrapper. Keys are updated and
 deleted uniformly (profile `uniform`), or as OLTP tables behave (profile `recent`): new keys at
-the top of the key range, and most updates and deletes to the newest few percent of keys. Every row value follows
+the top of the key range, and most updates and deletes to the newest few percent of keys. Profile
+`snapshot` is Debezium's initial snapshot instead: one `op=r` event per new key, in key order, all
+at the snapshot's one lsn (as Postgres sends them), for an empty table. Every row value follows
 from (key, rev, note_rev), so the expected table needs only those per key: the comparison
 reads `id`, `rev` and the head of `note` and counts the keys an engine got wrong.
 """
@@ -28,6 +30,7 @@ COLUMNS = {"id": "bigint", "customer": "bigint", "status": "string", "amount": "
 STATUSES = ("new", "paid", "shipped", "cancelled")
 NOTE_FILLER = "".join(chr(ord("a") + (i * 7) % 26) for i in range(330))
 EPOCH = dt.datetime(2026, 1, 1)
+PROFILES = ("uniform", "recent", "snapshot")
 FIRST_LSN = 1_000_000
 
 
@@ -54,7 +57,7 @@ class Stream:
     wrapped: bool = False
     toast_share: float = 0.2
     seed: int = 5
-    profile: str = "uniform"      # or "recent"
+    profile: str = "uniform"      # or "recent", "snapshot"
     hot_share: float = 0.02       # recent: the newest keys that take most changes
     hot_odds: float = 0.9         # recent: the share of updates and deletes that go to them
     rnd: random.Random = field(init=False)
@@ -66,8 +69,8 @@ class Stream:
 
     def __post_init__(self) -> None:
         self.rnd = random.Random(self.seed)
-        if self.profile not in ("uniform", "recent"):
-            raise ValueError(f"stream profile {self.profile!r}: expected uniform or recent")
+        if self.profile not in PROFILES:
+            raise ValueError(f"stream profile {self.profile!r}: expected one of {', '.join(PROFILES)}")
         self.alive = list(range(self.rows))
         self.place = {k: i for i, k in enumerate(self.alive)}
         self.next_key = self.rows
@@ -80,6 +83,9 @@ class Stream:
             yield from self._one(ts_ms if ts_ms is not None else int(time.time() * 1000))
 
     def _one(self, ts_ms: int) -> Iterator[tuple[bytes, bytes | None]]:
+        if self.profile == "snapshot":
+            yield self._snapshot_read(ts_ms)
+            return
         self.lsn += 8
         r = self.rnd.random()
         if r < 0.1 or len(self.alive) < 2:
@@ -110,6 +116,12 @@ class Stream:
             self.changed[key] = None
             yield self._key(key), self.writer.event("d", {"id": key}, None, self.lsn, ts_ms).encode()
             yield self._key(key), None
+
+    def _snapshot_read(self, ts_ms: int) -> tuple[bytes, bytes]:
+        key = self.next_key
+        self.next_key += 1
+        self.changed[key] = (1, 1)
+        return self._key(key), self.writer.event("r", None, row(key, 1, 1), self.lsn, ts_ms, snapshot=True).encode()
 
     def _pick(self) -> int:
         """The index in `alive` of the key an update or delete goes to."""
