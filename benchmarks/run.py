@@ -1,8 +1,9 @@
 """The benchmark: cdc-delta against the seed recipe and a delta-rs merge loop, on the same
 Debezium stream in the same command, then sweeps and freshness; results under --out.
 
-    python -m benchmarks.run --profile standard        # 20-25 min here
-    python -m benchmarks.run --profile smoke --out /tmp/bench    # about 4 min: harness check
+    python -m benchmarks.run --profile standard        # about 90 min here
+    python -m benchmarks.run --profile targets --out benchmarks/results/targets   # about 45 min
+    python -m benchmarks.run --profile smoke --out /tmp/bench    # about 10 min: harness check
 
 Starts its own local broker (scripts/kafka.sh on BENCH_KAFKA_PORT, default 19992) and stops it.
 """
