@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -29,10 +28,10 @@ import yaml
 from cdc_delta.infra.kafka_io import create_topics, produce
 
 from .event_log import Accounting, account_run, event_log_env
-from .measure import REPO, Run, measured
+from .measure import Run, measured
 from .run import PARTITIONS, jsonl, kafka
 from .stream import PROFILES, Stream
-from .tables import pipeline_config
+from .tables import pipeline_config, seeded
 
 
 RECIPE = Path("seed")   # the checkout of a variant that runs the seed recipe instead
@@ -89,10 +88,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     port = int(os.environ.get("BENCH_KAFKA_PORT", "19992"))
     bootstrap = f"127.0.0.1:{port}"
-    seed = args.work / f"seed-{args.rows}"
-    if not seed.exists():
-        subprocess.run([sys.executable, "-m", "benchmarks.tables", "seed", str(seed), str(args.rows)], cwd=REPO,
-                       check=True)
+    seed = seeded(args.work, args.rows)
     kafka("start", port)
     try:
         warm = compare(args, bootstrap, seed)

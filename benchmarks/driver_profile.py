@@ -14,20 +14,13 @@ from __future__ import annotations
 import argparse
 import cProfile
 import pstats
-import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-from cdc_delta.batch import BatchHandler
-from cdc_delta.config import parse_config
-from cdc_delta.frame import RAW_SCHEMA
 from cdc_delta.infra.session import get_spark
 
-from .measure import REPO
+from .in_process import handler_on_copy, raw_records
 from .stream import Stream
-from .tables import pipeline_config
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -37,22 +30,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--batch", type=int, default=10_000, help="events per batch")
     ap.add_argument("--work", type=Path, default=Path("/tmp/cdc-delta-driver-profile"))
     args = ap.parse_args(argv)
-    seed = args.work / f"seed-{args.rows}"
-    if not seed.exists():
-        subprocess.run([sys.executable, "-m", "benchmarks.tables", "seed", str(seed), str(args.rows)], cwd=REPO,
-                       check=True)
-    run = args.work / "run"
-    shutil.rmtree(run, ignore_errors=True)
-    shutil.copytree(seed / "cdc_delta", run / "cdc_delta")
     spark = get_spark("cdc-delta-driver-profile")
-    handler = BatchHandler(spark, parse_config(pipeline_config(run, "t", "127.0.0.1:1", 1)))
-    handler.prepare()
+    handler, _ = handler_on_copy(spark, args.work, args.rows)
     events = [value for _, value in Stream(args.rows).events(args.batches * args.batch)]
     profile = cProfile.Profile()
     for i in range(args.batches):
-        rows = [(value, "t", 0, i * args.batch + n, "", None)
-                for n, value in enumerate(events[i * args.batch:(i + 1) * args.batch])]
-        raw = spark.createDataFrame(rows, RAW_SCHEMA).persist()
+        raw = raw_records(spark, events[i * args.batch:(i + 1) * args.batch], i * args.batch).persist()
         raw.count()
         started = time.monotonic()
         if i:

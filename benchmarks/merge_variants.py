@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -24,18 +22,15 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from cdc_delta.batch import BatchHandler
-from cdc_delta.config import parse_config
-from cdc_delta.frame import RAW_SCHEMA, toast_column
+from cdc_delta.frame import toast_column
 from cdc_delta.infra.names import quote
 from cdc_delta.infra.session import get_spark
 from cdc_delta.lake.tables import DeltaLocation
 from cdc_delta.sinks.current_state import merge as merge_step
 from cdc_delta.sinks.current_state.plan import MergePlan
 
-from .measure import REPO
+from .in_process import handler_on_copy, raw_records
 from .stream import TABLE, Stream
-from .tables import pipeline_config
 
 BATCHES, BATCH = 3, 10_000
 DELETION_VECTORS = "'delta.enableDeletionVectors' = 'true'"
@@ -75,15 +70,7 @@ def main(argv: list[str] | None = None) -> None:
 def capture_last_merge(spark: SparkSession, work: Path, rows: int) -> tuple[DataFrame, MergePlan, Path]:
     """The benchmark stream's batches through the handler; the last MERGE's source (saved as
     Parquet), its plan, and a copy of the table as it was before that MERGE."""
-    seed = work / f"seed-{rows}"
-    if not seed.exists():
-        subprocess.run([sys.executable, "-m", "benchmarks.tables", "seed", str(seed), str(rows)], cwd=REPO,
-                       check=True)
-    run = work / "run"
-    shutil.rmtree(run, ignore_errors=True)
-    shutil.copytree(seed / "cdc_delta", run / "cdc_delta")
-    handler = BatchHandler(spark, parse_config(pipeline_config(run, "t", "127.0.0.1:1", 1)))
-    handler.prepare()
+    handler, run = handler_on_copy(spark, work, rows)
     events = [value for _, value in Stream(rows).events(BATCHES * BATCH)]
     captured: dict[str, MergePlan] = {}
     real = merge_step._run_merge
@@ -99,8 +86,7 @@ def capture_last_merge(spark: SparkSession, work: Path, rows: int) -> tuple[Data
     for i in range(BATCHES):
         if i == BATCHES - 1:
             merge_step._run_merge = capture
-        rows_ = [(v, "t", 0, i * BATCH + n, "", None) for n, v in enumerate(events[i * BATCH:(i + 1) * BATCH])]
-        handler.process(spark.createDataFrame(rows_, RAW_SCHEMA), i)
+        handler.process(raw_records(spark, events[i * BATCH:(i + 1) * BATCH], i * BATCH), i)
     merge_step._run_merge = real
     source = spark.read.parquet(str(work / "source")).persist()
     source.count()

@@ -8,6 +8,7 @@ export (id, rev, head of note) of a finished table for the comparison.
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from cdc_delta.batch import BatchHandler
 from cdc_delta.config import parse_config
 from cdc_delta.infra.session import get_spark
 
+from .measure import REPO
 from .stream import COLUMNS, NOTE_FILLER, STATUSES, TABLE
 
 # the baselines keep Debezium's encodings of these two (as their recipes do): no decoding
@@ -32,6 +34,15 @@ def pipeline_config(run_dir: Path, topic: str, bootstrap: str, max_offsets: int,
             "lake": str(run_dir / "cdc_delta"), "checkpoint": str(run_dir / "cdc_delta_ck"),
             "trigger": trigger or {"kind": "available_now"},
             "tables": [{"name": TABLE, "match": {"table": TABLE}, "keys": ["id"], "columns": COLUMNS}]}
+
+
+def seeded(work: Path, rows: int) -> Path:
+    """`work`/seed-`rows`, seeded once (in a Spark process of its own) and reused after."""
+    folder = work / f"seed-{rows}"
+    if not folder.exists():
+        subprocess.run([sys.executable, "-m", "benchmarks.tables", "seed", str(folder), str(rows)],
+                       cwd=REPO, check=True)
+    return folder
 
 
 def seed(run_dir: Path, rows: int) -> None:
