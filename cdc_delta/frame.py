@@ -40,6 +40,12 @@ SEQ_TYPE = ("struct<text:string,p1:bigint,p2:bigint,p3:bigint,stream:int,origin:
             "partition:int,offset:bigint,op_rank:int>")
 SEQ_COLUMN, TS_COLUMN = f"{PREFIX}seq", f"{PREFIX}source_ts"
 
+# a history table's (scd2) own columns, named as Databricks' AUTO CDC names them: where a version
+# starts and ends, each the change's position and source time (END_AT null while current)
+START_AT, END_AT, IS_CURRENT = "__START_AT", "__END_AT", "__IS_CURRENT"
+BOUNDARY_TYPE = f"struct<position:{SEQ_TYPE},source_ts:timestamp>"
+HISTORY_COLUMNS = f"`{START_AT}` {BOUNDARY_TYPE}, `{END_AT}` {BOUNDARY_TYPE}, `{IS_CURRENT}` boolean"
+
 
 def unavailable(column: str) -> str:
     """A change's flag: its value of `column` is a TOAST placeholder no image of its own answers."""

@@ -26,6 +26,11 @@ class TableFigures:
     tombstones_collected: int = 0
     # NULLs written for TOAST placeholders with no earlier value known, per column
     toast_unresolved_columns: dict[str, int] = field(default_factory=dict)
+    # a history table (scd2): versions written (new, closed, re-linked around a late change or
+    # changed in place) and versions removed (their start moved by a late change)
+    versions_written: int = 0
+    versions_removed: int = 0
+    routed: int = 0            # a route: messages committed to its topic
 
     @property
     def toast_unresolved(self) -> int:
@@ -74,7 +79,16 @@ class BatchReport:
                 f"updated {self.total('updated')} deleted {self.total('deleted')} "
                 f"truncates {self.total('truncates')} | skipped {self.skipped} | "
                 f"quarantined {self.quarantined} | kafka tombstones {self.kafka_tombstones} | "
-                f"toast unresolved {self.total('toast_unresolved')} | lag {self._lag()} | {self.seconds:.2f} s")
+                f"toast unresolved {self.total('toast_unresolved')}{self._outputs()} | lag {self._lag()} | "
+                f"{self.seconds:.2f} s")
+
+    def _outputs(self) -> str:
+        """History versions and routed messages, for pipelines that have them."""
+        versions, routed = self.total("versions_written"), self.total("routed")
+        routes = any("/" in name for name in self.tables)
+        history = any(t.versions_written or t.versions_removed for t in self.tables.values())
+        return ((f" | versions written {versions}" if history else "") +
+                (f" | routed {routed}" if routes else ""))
 
     def _lag(self) -> str:
         """Seconds from the newest source change of the batch to now (its tables committed)."""

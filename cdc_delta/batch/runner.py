@@ -21,7 +21,7 @@ from ..frame import ERROR
 from ..hooks import Hooks
 from ..lake.tables import DeltaLocation
 from ..lake.writes import commit_metadata
-from ..sinks import Quarantine, TableInput, TableSink, table_sink
+from ..sinks import Quarantine, TableInput, TableSink, sinks_of
 from ..sinks.quarantine import rows_of
 from ..steps.changes import table_changes
 from ..steps.decode import decode
@@ -45,8 +45,9 @@ class BatchHandler:
         self.spark, self.config = spark, config
         self.hooks = hooks or Hooks()
         self.targets = {t.name: DeltaLocation.of(config.target_of(t)) for t in config.tables}
-        self.sinks: dict[str, TableSink] = {t.name: table_sink(spark, t, self.targets[t.name], self.hooks, locked)
-                                            for t in config.tables}
+        # per table events are routed to, its sinks in the order they write (sinks/__init__.py)
+        self.sinks: dict[str, list[TableSink]] = {
+            t.name: sinks_of(spark, config, t, self.targets, self.hooks, locked) for t in config.source_tables}
         self.quarantine = Quarantine(spark, DeltaLocation.of(config.quarantine_location))
         self.schemas = TableSchemas(spark, config, self.targets)
         self.on_report = on_report or (lambda r: None)
@@ -60,12 +61,18 @@ class BatchHandler:
     @property
     def locations(self) -> list[DeltaLocation]:
         """Every Delta table a batch may commit to."""
-        return [where for sink in (*self.sinks.values(), self.quarantine) for where in sink.locations()]
+        return [where for sink in (*self._table_sinks(), self.quarantine) for where in sink.locations()]
 
     def prepare(self) -> None:
         """Create every table the pipeline writes, before the first batch."""
-        for sink in (*self.sinks.values(), self.quarantine):
+        for sink in (*self._table_sinks(), self.quarantine):
             sink.prepare()
+
+    def _table_sinks(self) -> list[TableSink]:
+        return [sink for sinks in self.sinks.values() for sink in sinks]
+
+    def _fact_columns(self, table: str) -> dict:
+        return {name: flag for sink in self.sinks[table] for name, flag in sink.fact_columns().items()}
 
     def __call__(self, raw: DataFrame, batch_id: int) -> None:
         self.busy = True
@@ -94,7 +101,7 @@ class BatchHandler:
         batch = BatchContext(self.config.pipeline, batch_id, app_id or self.app_id,
                              BatchReport(self.config.pipeline, batch_id))
         report = batch.report
-        decoded = decode(raw, list(self.config.tables), self.config.decoding.max_value_bytes,
+        decoded = decode(raw, self.config.source_tables, self.config.decoding.max_value_bytes,
                          self.config.unmatched == "quarantine").persist()
         changes: dict[str, DataFrame] = {}
         try:
@@ -104,7 +111,7 @@ class BatchHandler:
                     return report, None
                 views = self.schemas.views(origins, decoded)
                 changes = {n: table_changes(decoded, v).persist() for n, v in views.items()}
-                facts, bad_changes = table_facts(changes, views, {n: self.sinks[n].fact_columns() for n in views})
+                facts, bad_changes = table_facts(changes, views, {n: self._fact_columns(n) for n in views})
                 report.quarantined = sum(r["bad"] for r in origins) + bad_changes
                 bad = None   # persisting plans the query: only when there is something to keep
                 if report.quarantined:
@@ -126,11 +133,11 @@ class BatchHandler:
         """Each table's sink, tables side by side: most of a small table's time is spent
         waiting on Delta's log and commits, which overlap well (Spark runs jobs from several
         threads). The batch fails if any table fails, and a rerun repeats only what is missing."""
-        def one(name: str) -> tuple[str, TableFigures]:
-            good = changes[name].filter(F.col(ERROR).isNull())
-            return name, self.sinks[name].write(batch, TableInput(views[name], good, facts.get(name, {})))
+        def one(name: str) -> dict[str, TableFigures]:
+            good = TableInput(views[name], changes[name].filter(F.col(ERROR).isNull()), facts.get(name, {}))
+            return {sink.name: sink.write(batch, good) for sink in self.sinks[name]}
 
         if len(views) == 1:
-            return dict(map(one, views))
+            return one(next(iter(views)))
         with ThreadPoolExecutor(max_workers=min(len(views), TABLE_THREADS)) as pool:
-            return dict(pool.map(one, views))
+            return {n: f for figures in pool.map(one, views) for n, f in figures.items()}

@@ -25,14 +25,14 @@ class TableSchemas:
         self.names = FieldNames(spark.conf.get("spark.sql.caseSensitive", "false").lower() == "true")
 
     def views(self, origins: list[Row], decoded: DataFrame) -> dict[str, TableView]:
-        """Every configured table's view, from the batch's origin facts (their schemas and the
+        """Every table events are routed to, its view from the batch's origin facts (their schemas and the
         column names of their images); `decoded` is read only to infer types of new columns
         that come without a schema."""
         seen: dict[str, list[Row]] = {}
         for r in origins:
             if r[TABLE] is not None and r["schema_keys"] is not None:
                 seen.setdefault(r[TABLE], []).append(r)
-        return {spec.name: self._view(spec, seen.get(spec.name, []), decoded) for spec in self.config.tables}
+        return {spec.name: self._view(spec, seen.get(spec.name, []), decoded) for spec in self.config.source_tables}
 
     def _view(self, spec: TableSpec, seen: list[Row], decoded: DataFrame) -> TableView:
         where, names = self.targets[spec.name], self.names

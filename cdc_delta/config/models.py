@@ -144,13 +144,39 @@ class Target(Model):
         return self
 
 
+ROUTE_FIELDS = ("op", "source", "ts_ms")     # what a route's condition sees beside the row's columns
+
+
+class Route(Model):
+    """Selected changes of a table forwarded to a Kafka topic, exactly once (sinks/route.py)."""
+
+    name: Name
+    topic: str = Field(min_length=1)
+    # a Spark SQL condition over the row image's columns, `op`, `source` (the source block: a
+    # map, e.g. source.db) and `ts_ms`; every change when absent
+    when: str | None = None
+    column_list: list[str] | None = None       # the row's columns in a message; all when absent
+    key: list[str] | None = None               # the message key's columns; the table's keys when absent
+    format: Literal["row", "envelope"] = "row"
+
+
+# what a table given `from:` takes from the table it names: it is fed the same changes
+FROM_FIELDS = ("match", "keys", "columns", "sequence_by", "column_list", "except_column_list",
+               "schema_change", "truncate")
+
+
 class TableSpec(Model):
     name: Name
+    # another table of the pipeline whose changes this one keeps too (its match, keys and columns)
+    from_: Name | None = Field(default=None, alias="from")
     match: Match | None = None
     target: Target | None = None
-    # how the table is kept: scd1, one row per key as the source has it now (sinks/ holds one
-    # room per kind)
-    stored_as: Literal["scd1"] = "scd1"
+    # how the table is kept: scd1, one row per key as the source has it now; scd2, one row per
+    # version of a key (sinks/ holds one room per kind)
+    stored_as: Literal["scd1", "scd2"] = "scd1"
+    track_history_column_list: list[str] | None = None
+    track_history_except_column_list: list[str] | None = None
+    routes: list[Route] = Field(default_factory=list)
     keys: list[str] = Field(min_length=1)
     columns: dict[str, ColumnSpec] = Field(min_length=1)
     sequence_by: list[str] | None = Field(default=None, min_length=1, max_length=3)
@@ -197,7 +223,47 @@ class TableSpec(Model):
         for path in self.sequence_by or []:
             if path.startswith("after.") and path[6:] not in self.columns:
                 raise ValueError(f"sequence_by: {path!r} names an undeclared column")
+        self._check_history()
+        self._check_routes()
         return self
+
+    def _check_history(self) -> None:
+        tracked = ("track_history_column_list", "track_history_except_column_list")
+        if self.stored_as != "scd2" and any(getattr(self, f) is not None for f in tracked):
+            raise ValueError("track_history_column_list and track_history_except_column_list go with "
+                             "stored_as: scd2")
+        if all(getattr(self, f) is not None for f in tracked):
+            raise ValueError("give track_history_column_list or track_history_except_column_list, not both")
+        written = list(self.column_specs)
+        for field in tracked:
+            for c in getattr(self, field) or []:
+                if c not in written or c in self.keys:
+                    raise ValueError(f"{field}: {c!r} is not a written value column "
+                                     f"(value columns: {', '.join(v for v in written if v not in self.keys)})")
+
+    def _check_routes(self) -> None:
+        if self.routes and self.stored_as != "scd1":
+            raise ValueError("routes go on a current-state table (stored_as: scd1): the table whose stored "
+                             "positions decide which changes are new; put them on the table this one is from")
+        names = [r.name for r in self.routes]
+        if len(set(names)) < len(names):
+            raise ValueError(f"route names must be unique within a table; got {', '.join(names)}")
+        written = list(self.column_specs)
+        for route in self.routes:
+            for field in ("column_list", "key"):
+                for c in getattr(route, field) or []:
+                    if c not in written:
+                        raise ValueError(f"routes {route.name}: {field}: {c!r} is not a written column "
+                                         f"(written: {', '.join(written)})")
+        clash = [c for c in written if c.lower() in ROUTE_FIELDS]
+        if self.routes and clash:
+            raise ValueError(f"column {clash[0]!r} has the name of a route condition's own field "
+                             f"({', '.join(ROUTE_FIELDS)}); rename it with column_list, or drop the routes")
+
+    @property
+    def source_table(self) -> str:
+        """The table whose events feed this one: itself, or the one named by `from`."""
+        return self.from_ or self.name
 
     @property
     def column_specs(self) -> dict[str, ColumnSpec]:
@@ -259,13 +325,49 @@ class PipelineConfig(Model):
     def _trigger(cls, v: object) -> object:
         return {"kind": v} if isinstance(v, str) else v
 
+    @model_validator(mode="before")
+    @classmethod
+    def _from_tables(cls, v: object) -> object:
+        """A table with `from: X` takes X's match, keys and columns (its events are X's)."""
+        if not isinstance(v, dict) or not isinstance(v.get("tables"), list):
+            return v
+        by_name = {t.get("name"): t for t in v["tables"] if isinstance(t, dict) and not t.get("from")}
+        tables = []
+        for t in v["tables"]:
+            source = t.get("from") if isinstance(t, dict) else None
+            if source is not None:
+                given = [f for f in FROM_FIELDS if f in t]
+                if source not in by_name:
+                    raise ValueError(f"table {t.get('name')!r}: from: {source!r} is not a table of the pipeline "
+                                     f"without a 'from' of its own (tables: {', '.join(map(str, by_name))})")
+                if given:
+                    raise ValueError(f"table {t.get('name')!r}: {given[0]} comes from table {source!r} "
+                                     f"(from: {source}); remove it here")
+                t = {**{f: by_name[source][f] for f in FROM_FIELDS if f in by_name[source]}, **t}
+                t.setdefault("match", by_name[source].get("match") or {"table": source})
+            tables.append(t)
+        return {**v, "tables": tables}
+
     @model_validator(mode="after")
     def _unique_tables(self) -> "PipelineConfig":
         names = [t.name for t in self.tables]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"table names must be unique; repeated: {', '.join(dupes)}")
+        routed = [t.name for t in self.tables if t.routes]
+        if routed and self.source.kind != "kafka":
+            raise ValueError(f"table {routed[0]}: routes need a kafka source: the source's offsets, committed in "
+                             "each route's Kafka transaction, are what makes a replayed batch send nothing twice")
         return self
+
+    @property
+    def source_tables(self) -> list[TableSpec]:
+        """The tables events are routed to: every table without `from`."""
+        return [t for t in self.tables if t.from_ is None]
+
+    def fed_by(self, source: str) -> list[TableSpec]:
+        """The tables a source table's changes are written to: itself, then those `from` it."""
+        return [t for t in self.tables if t.source_table == source]
 
     @property
     def checkpoint_path(self) -> str:

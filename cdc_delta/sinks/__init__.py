@@ -1,5 +1,8 @@
 """What a batch writes. Each table's kind (`stored_as` in the config) names the sink that keeps
-it; a new kind is a new room here, a new config kind, and one line in TABLE_KINDS."""
+it; a new kind is a new room here, a new config kind, and one line in TABLE_KINDS.
+
+A table events are routed to has a list of sinks, written in order: its own kind, then the
+tables that keep its changes too (`from: <table>`)."""
 
 from __future__ import annotations
 
@@ -7,17 +10,19 @@ from typing import Callable
 
 from pyspark.sql import SparkSession
 
-from ..config.models import TableSpec
+from ..config.models import PipelineConfig, TableSpec
 from ..hooks import Hooks
 from ..lake.tables import DeltaLocation
 from .base import Sink, TableInput, TableSink
 from .current_state import CurrentState
+from .history import History
 from .quarantine import Quarantine
 
 TableSinkKind = Callable[[SparkSession, TableSpec, DeltaLocation, Hooks, bool], TableSink]
 
 TABLE_KINDS: dict[str, TableSinkKind] = {
     "scd1": CurrentState,
+    "scd2": History,
 }
 
 
@@ -25,4 +30,10 @@ def table_sink(spark: SparkSession, spec: TableSpec, where: DeltaLocation, hooks
     return TABLE_KINDS[spec.stored_as](spark, spec, where, hooks, locked)
 
 
-__all__ = ["Quarantine", "Sink", "TABLE_KINDS", "TableInput", "TableSink", "table_sink"]
+def sinks_of(spark: SparkSession, config: PipelineConfig, source: TableSpec, targets: dict[str, DeltaLocation],
+             hooks: Hooks, locked: bool) -> list[TableSink]:
+    """The sinks a source table's changes go to, in the order they are written."""
+    return [table_sink(spark, t, targets[t.name], hooks, locked) for t in config.fed_by(source.name)]
+
+
+__all__ = ["Quarantine", "Sink", "TABLE_KINDS", "TableInput", "TableSink", "sinks_of", "table_sink"]

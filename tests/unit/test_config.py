@@ -125,3 +125,63 @@ def test_cli_validate_and_plan_ok(capsys):
 def test_cli_bad_trigger(capsys):
     assert main(["run", "--config", "configs/files-demo.yaml", "--trigger", "soon"]) == 2
     assert "--trigger" in capsys.readouterr().err
+
+
+def with_history(**history) -> dict:
+    raw = copy.deepcopy(BASE)
+    raw["tables"].append({"name": "orders_history", "from": "orders", "stored_as": "scd2", **history})
+    return raw
+
+
+def test_a_table_from_another_takes_its_match_keys_and_columns():
+    config = parse_config(with_history(track_history_except_column_list=["at"]))
+    source, history = config.tables
+    assert history.keys == source.keys and history.columns == source.columns
+    assert history.source_table == "orders" and history.effective_match == source.effective_match
+    assert [t.name for t in config.source_tables] == ["orders"]
+    assert [t.name for t in config.fed_by("orders")] == ["orders", "orders_history"]
+
+
+def test_from_names_a_table_of_the_pipeline_and_takes_no_columns_of_its_own():
+    with pytest.raises(ConfigError, match="from: 'order' is not a table of the pipeline"):
+        parse_config({**with_history(), "tables": [*BASE["tables"], {"name": "h", "from": "order"}]})
+    with pytest.raises(ConfigError, match="keys comes from table 'orders'"):
+        parse_config(with_history(keys=["id"]))
+
+
+def test_tracked_columns_go_with_scd2_and_name_value_columns():
+    err = broken(lambda r: r["tables"][0].update(track_history_column_list=["amount"]))
+    assert "go with stored_as: scd2" in str(err)
+    with pytest.raises(ConfigError, match="'id' is not a written value column"):
+        parse_config(with_history(track_history_column_list=["id"]))
+    with pytest.raises(ConfigError, match="not both"):
+        parse_config(with_history(track_history_column_list=["amount"], track_history_except_column_list=["at"]))
+
+
+ROUTE = {"name": "big", "topic": "orders.big", "when": "amount > 10000"}
+
+
+def kafka(raw: dict) -> dict:
+    return {**raw, "source": {"kind": "kafka", "bootstrap_servers": "localhost:9092", "topics": ["orders"]}}
+
+
+def test_routes_need_a_kafka_source_and_a_current_state_table():
+    raw = copy.deepcopy(BASE)
+    raw["tables"][0]["routes"] = [ROUTE]
+    with pytest.raises(ConfigError, match="routes need a kafka source"):
+        parse_config(raw)
+    assert parse_config(kafka(raw)).tables[0].routes[0].format == "row"
+    history = kafka(with_history())
+    history["tables"][1]["routes"] = [ROUTE]
+    with pytest.raises(ConfigError, match="routes go on a current-state table"):
+        parse_config(history)
+
+
+def test_route_columns_must_be_written_and_names_unique():
+    raw = kafka(copy.deepcopy(BASE))
+    raw["tables"][0]["routes"] = [{**ROUTE, "key": ["customer"]}]
+    with pytest.raises(ConfigError, match="key: 'customer' is not a written column"):
+        parse_config(raw)
+    raw["tables"][0]["routes"] = [ROUTE, ROUTE]
+    with pytest.raises(ConfigError, match="route names must be unique"):
+        parse_config(raw)

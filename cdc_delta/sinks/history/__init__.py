@@ -1,0 +1,101 @@
+"""The history table (SCD type 2): one row per version of a key, in source order.
+
+the batch's changes -> the change log (distinct per source position) -> the versions of the
+keys they touch, computed again from the log (every key after a truncate) -> one MERGE that
+replaces those keys' versions. Late changes land between the versions around them, duplicates
+and replays change nothing: the history is a function of the log, and the log of the set of
+changes."""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from ...config.models import TableSpec
+from ...errors import TruncateRefused
+from ...frame import HISTORY_COLUMNS, OP, SEQ_COLUMN, START_AT, TS_COLUMN, unavailable
+from ...hooks import Hooks
+from ...infra.names import col
+from ...lake.tables import DeltaLocation, add_columns, columns_ddl, create_if_missing
+from ...report import BatchContext, TableFigures
+from ...steps.changes import ROW_OPS
+from ...steps.versions import versions
+from ...steps.view import TableView
+from ..base import TableInput
+from .log import ChangeLog
+from .replace import replace_versions
+
+
+class History:
+    def __init__(self, spark: SparkSession, spec: TableSpec, where: DeltaLocation, hooks: Hooks,
+                 locked: bool = True) -> None:
+        self.spark, self.spec, self.where, self.hooks = spark, spec, where, hooks
+        self.name = spec.name
+        self.log = ChangeLog(spark, where)
+        self.columns: set[str] | None = None     # the table's columns, once read
+
+    def locations(self) -> list[DeltaLocation]:
+        return [self.where, *self.log.locations()]
+
+    def prepare(self) -> None:
+        declared = {c: s.sql_type for c, s in self.spec.column_specs.items()}
+        create_if_missing(self.spark, self.where, f"{columns_ddl(declared)}, {HISTORY_COLUMNS}",
+                          self.spec.table_properties, column_names=declared)
+        self.log.prepare({k: declared[k] for k in self.spec.keys},
+                         {c: t for c, t in declared.items() if c not in self.spec.keys})
+
+    def fact_columns(self) -> dict[str, Column]:
+        return {}
+
+    def write(self, batch: BatchContext, table: TableInput) -> TableFigures:
+        facts, view, figures = table.facts, table.view, TableFigures()
+        truncated = "t" in facts and self._record_truncates(batch, table.changes)
+        if not truncated and not any(op in facts for op in ROW_OPS):
+            return figures
+        self._evolve(view)
+        rows = table.changes.filter(F.col(OP).isin(*ROW_OPS))
+        with batch.report.phase("history"):
+            self.log.record(rows, view.keys, view.values, batch.app_id, batch.batch_id)
+            touched = None if truncated else rows.select(*[col(k) for k in view.keys]).distinct()
+            figures.versions_written, figures.versions_removed = replace_versions(
+                self.where, self._versions(view, touched), view.keys, touched)
+        return figures
+
+    def _record_truncates(self, batch: BatchContext, changes: DataFrame) -> bool:
+        """Keep the batch's truncates by the table's policy; whether they close versions."""
+        if self.spec.truncate == "fail":
+            raise TruncateRefused(self.name)
+        if self.spec.truncate == "ignore":
+            return False
+        self.log.record_truncates(changes.filter(F.col(OP) == "t"), batch.app_id, batch.batch_id)
+        return True
+
+    def _versions(self, view: TableView, touched: DataFrame | None) -> DataFrame:
+        """The versions of the touched keys (of every key when None), from the whole log."""
+        logged = self.log.read()
+        if touched is not None:
+            logged = logged.join(touched, view.keys, "left_semi")
+        keys = logged.select(*[col(k) for k in view.keys]).distinct()
+        truncates = keys.crossJoin(self.log.read_truncates().select(
+            F.lit("t").alias(OP), SEQ_COLUMN, TS_COLUMN))
+        events = logged.unionByName(truncates, allowMissingColumns=True).fillna(
+            False, subset=[unavailable(c) for c in view.values])
+        return versions(events, view.keys, view.values, self._tracked(view))
+
+    def _tracked(self, view: TableView) -> list[str]:
+        """The columns whose change opens a version; columns the table gained are tracked
+        unless a track_history_column_list names the tracked ones."""
+        spec = self.spec
+        if spec.track_history_column_list is not None:
+            return [c for c in view.values if c in spec.track_history_column_list]
+        return [c for c in view.values if c not in (spec.track_history_except_column_list or [])]
+
+    def _evolve(self, view: TableView) -> None:
+        """Columns the source table gained (schema_change: evolve) are added here too."""
+        if self.columns is None:
+            self.columns = set(self.where.read(self.spark).columns)
+        new = {c: t for c, t in view.columns.items() if c not in self.columns}
+        if new:
+            add_columns(self.spark, self.where, {c: t.name for c, t in new.items()})
+            self.log.add_columns(new)
+            self.columns.update(new)

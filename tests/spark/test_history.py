@@ -1,0 +1,144 @@
+"""History tables (stored_as: scd2). Property: random workloads (inserts, updates of tracked and
+untracked columns, deletes, re-inserts, truncates, TOAST placeholders), delivered in random
+batches with duplicates, late events and older windows re-sent, end in the versions a
+plain-Python walk of the changes in source order gives; and the current versions equal the
+current-state table fed by the same source in the same pipeline."""
+
+from __future__ import annotations
+
+import tempfile
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pyspark.sql import functions as F
+
+from cdc_delta.frame import END_AT, IS_CURRENT, START_AT
+from cdc_delta.lake.tables import DeltaLocation
+from devtools.encode import EventWriter
+
+from .helpers import handler, make_config, raw_batch, table_rows
+from .test_property import EXAMPLES, _update, deliveries, reference, restarts
+
+pytestmark = pytest.mark.spark
+COLUMNS = {"id": "bigint", "v": "string", "amount": "decimal(10,2)", "note": "string"}
+TRACKED = ("v", "amount")          # `note` changes the current version in place
+
+
+@st.composite
+def workloads(draw, keys: int = 3):
+    """A valid source history: (op, key, row, image) in commit order, from few values so that
+    updates often change only the untracked `note`, or nothing tracked at all."""
+    rows: dict[int, dict] = {}
+    history = []
+    for _ in range(draw(st.integers(3, 22))):
+        if draw(st.integers(0, 14)) == 0:
+            history.append(("t", None, None, None))
+            rows = {}
+            continue
+        key = draw(st.integers(0, keys - 1))
+        row = {"id": key, "v": draw(st.sampled_from(["a", "b", None])),
+               "amount": Decimal(draw(st.sampled_from([100, 250]))) / 100,
+               "note": draw(st.sampled_from(["x", "y", None]))}
+        if key not in rows:
+            history.append(("c", key, row, (None, row)))
+            rows[key] = row
+        elif draw(st.integers(0, 3)) > 0:
+            history.append(("u", key, *_update(draw, rows[key], row)))
+            rows[key] = history[-1][2]
+        else:
+            history.append(("d", key, {"id": key}, ({"id": key}, None)))
+            del rows[key]
+    return history
+
+
+def ordered(rows) -> list[tuple]:
+    """Rows sorted with NULLs first in each column (None does not compare with values)."""
+    return sorted(rows, key=lambda r: tuple((v is not None, v) for v in r))
+
+
+def position(i: int) -> int:
+    return 1000 + 10 * i
+
+
+def reference_history(history) -> list[tuple]:
+    """The versions, walked in source order: (id, v, amount, note, start, end, current)."""
+    versions: list[dict] = []
+    open_: dict[int, int] = {}
+
+    def close(key: int, at: int) -> None:
+        if key in open_:
+            versions[open_.pop(key)]["end"] = at
+
+    for i, (op, key, row, _) in enumerate(history):
+        if op == "t":
+            for k in list(open_):
+                close(k, position(i))
+        elif op == "d":
+            close(key, position(i))
+        elif key in open_ and all(versions[open_[key]]["row"][c] == row[c] for c in TRACKED):
+            versions[open_[key]]["row"] = row
+        else:
+            close(key, position(i))
+            versions.append({"row": row, "start": position(i), "end": None})
+            open_[key] = len(versions) - 1
+    return ordered((v["row"]["id"], v["row"]["v"], v["row"]["amount"], v["row"]["note"], v["start"], v["end"],
+                    v["end"] is None) for v in versions)
+
+
+def stored_history(spark, config, name: str, connector: str) -> list[tuple]:
+    spec = next(t for t in config.tables if t.name == name)
+    df = DeltaLocation.of(config.target_of(spec)).read(spark)
+    at = lambda c: (F.col(c)["position"]["p1"] if connector == "postgresql"  # noqa: E731
+                    else F.col(c)["position"]["p2"])
+    rows = df.select("id", "v", "amount", "note", at(START_AT).alias("s"), at(END_AT).alias("e"), IS_CURRENT).collect()
+    return ordered(tuple(r) for r in rows)
+
+
+def replay(spark, data, connector, history, batches, tmp: Path):
+    writers = [EventWriter(connector, "items", COLUMNS, wrapped=w) for w in (False, True)]
+    events = []
+    for i, (op, key, row, image) in enumerate(history):
+        writer = writers[data.draw(st.booleans())]
+        events.append(writer.truncate(position(i), 5000 + i) if op == "t"
+                      else writer.event(op, *image, position(i), 5000 + i))
+    config = make_config(tmp, [
+        {"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": COLUMNS},
+        {"name": "items_history", "from": "items", "stored_as": "scd2",
+         "track_history_except_column_list": ["note"]}])
+    h = handler(spark, config)
+    offset = 0
+    for batch_id, batch in enumerate(batches):
+        if batch_id and data.draw(st.integers(0, 3)) == 0:
+            h = handler(spark, config)   # a restart: nothing kept in the driver
+        h.process(raw_batch(spark, [events[i] for i in batch], first_offset=offset), batch_id)
+        offset += len(batch)
+    return config
+
+
+def assert_history_matches(spark, data, connector, history, batches):
+    with tempfile.TemporaryDirectory() as tmp:
+        config = replay(spark, data, connector, history, batches, Path(tmp))
+        assert stored_history(spark, config, "items_history", connector) == reference_history(history)
+        current = ordered(r[:4] for r in reference_history(history) if r[6])
+        assert current == ordered(tuple(r.values()) for r in table_rows(spark, config, "items"))
+        assert [dict(zip(COLUMNS, r)) for r in current] == reference(history)
+
+
+@settings(max_examples=max(1, EXAMPLES * 5 // 8), deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(data=st.data(), connector=st.sampled_from(["postgresql", "mysql"]))
+def test_history_of_random_deliveries_matches_reference(spark, data, connector):
+    history = data.draw(workloads())
+    assert_history_matches(spark, data, connector, history, data.draw(deliveries(history)))
+
+
+@settings(max_examples=max(1, EXAMPLES // 4), deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_history_under_connector_restarts_matches_reference(spark, data):
+    """Every batch led by an older window sent again: late and duplicate changes throughout."""
+    history = data.draw(workloads(keys=2))
+    assert_history_matches(spark, data, "postgresql", history, data.draw(restarts(history)))
