@@ -10,7 +10,7 @@ from typing import Sequence
 from .api import Pipeline, RunResult, as_trigger
 from .config import PipelineConfig, load_config
 from .errors import CdcDeltaError, one_line
-from .frame import is_own_column
+from .frame import END_AT, START_AT, is_own_column
 from .hooks import from_environment
 from .infra.secrets import redact
 
@@ -145,10 +145,20 @@ def _show(spark, config: PipelineConfig, only: str | None) -> None:
         if only and spec.name != only:
             continue
         df = DeltaLocation.of(config.target_of(spec)).read(spark)
-        user = [c for c in df.columns if not is_own_column(c)]
-        rows = df.select(*[col(c) for c in user]).orderBy(*[col(k) for k in spec.keys])
+        user = [_shown(c) for c in df.columns if not is_own_column(c)]
+        order = [*spec.keys, *([START_AT] if START_AT in df.columns else [])]
+        rows = df.select(*user).orderBy(*[col(c) for c in order])
         print(f"\ntable {spec.name} ({rows.count()} rows)")
         rows.show(1000, truncate=False)
+
+
+def _shown(column: str):
+    """A column as `show` prints it: a version's start and end by their source time."""
+    from .infra.names import col
+
+    if column in (START_AT, END_AT):
+        return col(column)["source_ts"].alias(column)
+    return col(column)
 
 
 if __name__ == "__main__":

@@ -83,6 +83,32 @@ class TruncateRefused(CdcDeltaError):
         self.table = table
 
 
+class RouteConditionInvalid(CdcDeltaError):
+    """A route's `when` is not a condition Spark can evaluate over the table's changes."""
+
+    exit_code = 2
+
+    def __init__(self, table: str, route: str, condition: str, problem: str, fields: list[str]) -> None:
+        super().__init__(
+            f"table {table}: route {route}: when {condition!r} does not evaluate: {problem}; a condition "
+            f"may use {', '.join(fields)}", table=table, route=route, condition=condition, problem=problem)
+        self.table, self.route, self.condition = table, route, condition
+
+
+class RouteFailed(CdcDeltaError):
+    """Kafka refused a route's transaction (fenced by another writer of the route, or an
+    unrecoverable producer error); the batch is not committed and is read again on restart."""
+
+    exit_code = 5
+
+    def __init__(self, table: str, route: str, transactional_id: str, problem: str) -> None:
+        super().__init__(
+            f"table {table}: route {route}: the Kafka transaction of {transactional_id} failed: {problem}; "
+            "if another run writes this route, stop it, then restart this one (the batch is read again and "
+            "sent once)", table=table, route=route, transactional_id=transactional_id, problem=problem)
+        self.table, self.route, self.transactional_id = table, route, transactional_id
+
+
 class SourceColumnsMissing(CdcDeltaError):
     """A DataFrame handed to `pipeline.foreach_batch` lacks columns of Spark's Kafka source."""
 

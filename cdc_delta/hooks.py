@@ -2,8 +2,8 @@
 default; the crash tests inject `KillAt`, which SIGKILLs the process at one point.
 
 Points: read (while a batch's records are read), merge (inside a table's MERGE and tombstone
-append), quarantine (inside the quarantine append), committed (tables written, checkpoint not
-yet). `point(name)` is a moment; `during(name)` a block (KillAt dies at a random moment within
+append), quarantine (inside the quarantine append), route (inside a route's Kafka transaction,
+before its table is written), committed (tables written, checkpoint not yet). `point(name)` is a moment; `during(name)` a block (KillAt dies at a random moment within
 it, or right after it if it ends first).
 """
 
@@ -19,7 +19,7 @@ from typing import ContextManager, Iterator, Mapping
 
 from .errors import ConfigError
 
-POINTS = ("read", "merge", "quarantine", "committed")
+POINTS = ("read", "merge", "quarantine", "route", "committed")
 FAULT_VARIABLE = "CDC_DELTA_FAULT"
 
 

@@ -1,5 +1,7 @@
 """`python -m devtools.demo produce`: send the bundled sample streams to a broker, one topic
-per sample folder, keyed by primary key as Debezium does (so each key keeps one partition)."""
+per sample folder, keyed by primary key as Debezium does (so each key keeps one partition).
+`python -m devtools.demo routes`: print what a read_committed consumer of each route topic of
+configs/demo.yaml sees."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ import json
 from pathlib import Path
 
 import cdc_delta
-from cdc_delta.infra.kafka_io import create_topics, produce
+from cdc_delta.config import load_config
+from cdc_delta.infra.kafka_io import create_topics, produce, read_topic
 
 SAMPLES = Path(cdc_delta.__file__).with_name("samples")
 KEYS = {"dbserver1.shop.orders": "order_id", "dbserver1.shop.customers": "customer_id",
@@ -42,11 +45,23 @@ def produce_samples(bootstrap: str, partitions: int = 2) -> dict[str, int]:
     return sent
 
 
+def show_routes(bootstrap: str, config_path: str = "configs/demo.yaml") -> None:
+    for table in load_config(config_path).tables:
+        for route in table.routes:
+            messages = read_topic(bootstrap, route.topic)
+            print(f"\nroute {table.name}/{route.name} -> {route.topic} ({len(messages)} messages, read_committed)")
+            for m in messages:
+                print(f"  key {m.key().decode()}  value {m.value().decode()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m devtools.demo")
-    parser.add_argument("command", choices=["produce"])
+    parser.add_argument("command", choices=["produce", "routes"])
     parser.add_argument("--bootstrap", default="127.0.0.1:9092")
     args = parser.parse_args()
+    if args.command == "routes":
+        show_routes(args.bootstrap)
+        return
     for topic, n in produce_samples(args.bootstrap).items():
         print(f"produced {n} records to {topic}")
 

@@ -31,3 +31,4 @@ rm -rf lake/demo checkpoints/demo
 python3 -m devtools.demo produce --bootstrap "127.0.0.1:$KAFKA_PORT"
 KAFKA_BOOTSTRAP="127.0.0.1:$KAFKA_PORT" python3 -m cdc_delta run --config configs/demo.yaml --show
 KAFKA_BOOTSTRAP="127.0.0.1:$KAFKA_PORT" python3 -m cdc_delta status --config configs/demo.yaml
+python3 -m devtools.demo routes --bootstrap "127.0.0.1:$KAFKA_PORT"

@@ -2,8 +2,8 @@
 
 decode -> facts of what came in -> each table's view (schema changes) -> each table's changes
 (key, typed columns, order, reason) -> facts of the changes -> the quarantine sink, then each
-table's sink, tables side by side. Every write is idempotent per batch, so a batch replayed
-after a crash changes nothing twice.
+table's sinks in order (its routes, its own kind, the tables `from` it), tables side by side.
+Every write is idempotent per batch, so a batch replayed after a crash changes nothing twice.
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ class BatchHandler:
 
     def _write_tables(self, batch: BatchContext, views: dict[str, TableView], changes: dict[str, DataFrame],
                       facts: dict[str, dict]) -> dict[str, TableFigures]:
-        """Each table's sink, tables side by side: most of a small table's time is spent
+        """Each table's sinks in order, tables side by side: most of a small table's time is spent
         waiting on Delta's log and commits, which overlap well (Spark runs jobs from several
         threads). The batch fails if any table fails, and a rerun repeats only what is missing."""
         def one(name: str) -> dict[str, TableFigures]:

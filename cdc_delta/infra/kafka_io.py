@@ -4,6 +4,7 @@ the tests and `cdc-delta status`. The pipeline itself reads Kafka only through S
 from __future__ import annotations
 
 import re
+import time
 from typing import Iterable
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
@@ -99,6 +100,87 @@ def end_offsets(bootstrap: str, topics: list[str], options: dict[str, str] | Non
         consumer.close()
 
 
+def read_topic(bootstrap: str, topic: str, isolation: str = "read_committed",
+               options: dict[str, str] | None = None, timeout_s: float = 60) -> list:
+    """Every message of a topic as a consumer of that isolation level sees it (a route's
+    consumer: read_committed), in each partition's order."""
+    conf = {**_common(bootstrap, options), "group.id": f"cdc-delta-read-{isolation}",
+            "isolation.level": isolation, "enable.auto.commit": False}
+    consumer = _client(Consumer, conf)
+    try:
+        parts = [TopicPartition(topic, p, 0) for p in consumer.list_topics(topic, timeout=10).topics[topic].partitions]
+        consumer.assign(parts)
+        ends = {p.partition: consumer.get_watermark_offsets(p, timeout=10)[1] for p in parts}
+        out, deadline = [], time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if all(consumer.position([TopicPartition(topic, p)])[0].offset >= end for p, end in ends.items() if end):
+                return out
+            msg = consumer.poll(1)
+            if msg is not None and not msg.error():
+                out.append(msg)
+        raise SetupError(f"{topic} on {bootstrap} was not read to its end {ends} in {timeout_s:.0f} s")
+    finally:
+        consumer.close()
+
+
 def topics_matching(bootstrap: str, pattern: str, options: dict[str, str] | None = None) -> list[str]:
     names = _client(AdminClient, _common(bootstrap, options)).list_topics(timeout=10).topics
     return sorted(t for t in names if re.fullmatch(pattern, t))
+
+
+class TransactionalProducer:
+    """One transactional id's producer and the ledger it commits with each transaction: the
+    source offsets it has forwarded, kept as the committed offsets of a consumer group of the
+    same name (Kafka's consume-transform-produce pattern), so what a transaction sent and the
+    offsets it sent them for land together or not at all."""
+
+    def __init__(self, bootstrap: str, options: dict[str, str] | None, transactional_id: str) -> None:
+        common = _common(bootstrap, options)
+        self.transactional_id = transactional_id
+        self.producer = _client(Producer, {**common, "transactional.id": transactional_id,
+                                           "enable.idempotence": True, "linger.ms": 5,
+                                           "partitioner": "murmur2_random"})   # the Java client's key hash
+        self.ledger = _client(Consumer, {**common, "group.id": transactional_id, "enable.auto.commit": False,
+                                         "isolation.level": "read_committed"})
+        # a new producer of this id fences the last one and aborts what it left open (a killed run)
+        self.producer.init_transactions(60)
+
+    def forwarded(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """Per source topic-partition, the offset up to which records were forwarded (0: none)."""
+        if not partitions:
+            return {}
+        committed = self.ledger.committed([TopicPartition(t, p) for t, p in partitions], timeout=30)
+        return {(tp.topic, tp.partition): max(tp.offset, 0) for tp in committed}
+
+    def send(self, topic: str, messages: Iterable[tuple[bytes, bytes | None, list[tuple[str, bytes]]]],
+             forwarded_to: dict[tuple[str, int], int]) -> int:
+        """In one transaction: the messages (key, value, headers) in order, and the source
+        offsets they were forwarded up to. Returns the number sent."""
+        self.producer.begin_transaction()
+        sent = 0
+        try:
+            for key, value, headers in messages:
+                while True:
+                    try:
+                        self.producer.produce(topic, value=value, key=key, headers=headers)
+                        break
+                    except BufferError:
+                        self.producer.poll(0.1)
+                sent += 1
+            offsets = [TopicPartition(t, p, o) for (t, p), o in sorted(forwarded_to.items())]
+            self.producer.send_offsets_to_transaction(offsets, self.ledger.consumer_group_metadata(), 60)
+            self.producer.commit_transaction(120)
+        except BaseException:
+            self._abort()
+            raise
+        return sent
+
+    def _abort(self) -> None:
+        try:
+            self.producer.abort_transaction(60)
+        except KafkaException:
+            pass      # fenced or fatal: the next producer of this id aborts it when it starts
+
+    def close(self) -> None:
+        self.producer.flush(10)
+        self.ledger.close()

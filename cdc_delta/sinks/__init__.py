@@ -1,7 +1,8 @@
 """What a batch writes. Each table's kind (`stored_as` in the config) names the sink that keeps
 it; a new kind is a new room here, a new config kind, and one line in TABLE_KINDS.
 
-A table events are routed to has a list of sinks, written in order: its own kind, then the
+A table events are routed to has a list of sinks, written in order: its routes to Kafka (they
+decide against the table as it was before the batch, so they go first), its own kind, then the
 tables that keep its changes too (`from: <table>`)."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from .base import Sink, TableInput, TableSink
 from .current_state import CurrentState
 from .history import History
 from .quarantine import Quarantine
+from .route import KafkaRoute
 
 TableSinkKind = Callable[[SparkSession, TableSpec, DeltaLocation, Hooks, bool], TableSink]
 
@@ -33,7 +35,9 @@ def table_sink(spark: SparkSession, spec: TableSpec, where: DeltaLocation, hooks
 def sinks_of(spark: SparkSession, config: PipelineConfig, source: TableSpec, targets: dict[str, DeltaLocation],
              hooks: Hooks, locked: bool) -> list[TableSink]:
     """The sinks a source table's changes go to, in the order they are written."""
-    return [table_sink(spark, t, targets[t.name], hooks, locked) for t in config.fed_by(source.name)]
+    kept = [table_sink(spark, t, targets[t.name], hooks, locked) for t in config.fed_by(source.name)]
+    routes = [KafkaRoute(spark, config, source, route, kept[0], hooks) for route in source.routes]
+    return [*routes, *kept]
 
 
 __all__ = ["Quarantine", "Sink", "TABLE_KINDS", "TableInput", "TableSink", "sinks_of", "table_sink"]

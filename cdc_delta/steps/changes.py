@@ -81,6 +81,7 @@ def _build_change_columns(view: TableView) -> list[list[Column]]:
         *[_old_key_column(k, view).alias(previous_key(k)) for k in view.keys],
         op.alias(OP), seq_struct(position, op, F.col(SOURCE)).alias(SEQ_COLUMN),
         ts.alias(TS_COLUMN), error.alias(ERROR),
+        *([F.col(SOURCE)] if view.spec.routes else []),     # a route's condition may ask it
     ]
     return [[F.col("*"), *looked_up], [F.col("*"), *chosen], [F.col("*"), *typed], final]
 

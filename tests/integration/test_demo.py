@@ -27,6 +27,13 @@ TRANSACTIONS = ["|1     |100   |500.00   |2026-11-28 12:01:00.25|deposit   |",
                 "|3     |101   |99.99    |2026-11-28 12:03:00.25|deposit   |",
                 "|5     |102   |0.01     |2026-11-28 12:05:00.25|deposit   |"]
 
+HISTORY = ["|1     |100   |500.00   |2026-11-28 12:01:00.25|deposit   |2026-11-18 11:06:40  |NULL                 |true        |",
+           "|2     |100   |-120.50  |2026-11-28 12:02:00.25|withdrawal|2026-11-18 11:06:40.1|2026-11-18 11:06:40.3|false       |",
+           "|2     |100   |-125.50  |2026-11-28 12:02:00.25|withdrawal|2026-11-18 11:06:40.3|NULL                 |true        |",
+           "|3     |101   |99.99    |2026-11-28 12:03:00.25|deposit   |2026-11-18 11:06:40.2|NULL                 |true        |",
+           "|4     |101   |12.00    |2026-11-28 12:04:00.25|fee       |2026-11-18 11:06:40.4|2026-11-18 11:06:40.5|false       |",
+           "|5     |102   |0.01     |2026-11-28 12:05:00.25|deposit   |2026-11-18 11:06:40.6|NULL                 |true        |"]
+
 
 def table_lines(out: str) -> list[str]:
     return [line for line in out.splitlines() if line.startswith("|") and not line.startswith(("|order_id", "|customer_id|", "|txn_id"))]
@@ -59,7 +66,9 @@ def test_demo_from_a_clean_clone_in_a_fresh_virtual_environment(tmp_path):
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     out = proc.stdout
     assert "batch 0: in 29 | inserted 11 updated 0 deleted 0 truncates 0 | skipped 14 | quarantined 1 | kafka tombstones 3" in out
-    assert table_lines(out) == ORDERS + CUSTOMERS + TRANSACTIONS
+    assert table_lines(out) == ORDERS + CUSTOMERS + TRANSACTIONS + HISTORY
+    assert "route transactions/withdrawals -> pg.bank.transactions.withdrawals (2 messages, read_committed)" in out
+    assert "route orders/alerts -> high-priority-alerts (0 messages, read_committed)" in out
     assert "total lag 0" in out and "table orders: version 1, 4 rows, last batch 0" in out
     installed = subprocess.run([str(clone / ".venv/bin/python3"), "-c", "import cdc_delta; print(cdc_delta.__file__)"],
                                capture_output=True, text=True, check=True, cwd="/").stdout.strip()

@@ -17,41 +17,25 @@ from pyspark.sql import functions as F
 
 from cdc_delta.frame import END_AT, IS_CURRENT, START_AT
 from cdc_delta.lake.tables import DeltaLocation
-from devtools.encode import EventWriter
 
-from .helpers import handler, make_config, raw_batch, table_rows
-from .test_property import EXAMPLES, _update, deliveries, reference, restarts
+from .helpers import make_config, table_rows
+from .test_property import EXAMPLES, deliveries, encoded, reference, replay, restarts
+from .test_property import workloads as property_workloads
 
 pytestmark = pytest.mark.spark
 COLUMNS = {"id": "bigint", "v": "string", "amount": "decimal(10,2)", "note": "string"}
 TRACKED = ("v", "amount")          # `note` changes the current version in place
 
 
-@st.composite
-def workloads(draw, keys: int = 3):
-    """A valid source history: (op, key, row, image) in commit order, from few values so that
-    updates often change only the untracked `note`, or nothing tracked at all."""
-    rows: dict[int, dict] = {}
-    history = []
-    for _ in range(draw(st.integers(3, 22))):
-        if draw(st.integers(0, 14)) == 0:
-            history.append(("t", None, None, None))
-            rows = {}
-            continue
-        key = draw(st.integers(0, keys - 1))
-        row = {"id": key, "v": draw(st.sampled_from(["a", "b", None])),
-               "amount": Decimal(draw(st.sampled_from([100, 250]))) / 100,
-               "note": draw(st.sampled_from(["x", "y", None]))}
-        if key not in rows:
-            history.append(("c", key, row, (None, row)))
-            rows[key] = row
-        elif draw(st.integers(0, 3)) > 0:
-            history.append(("u", key, *_update(draw, rows[key], row)))
-            rows[key] = history[-1][2]
-        else:
-            history.append(("d", key, {"id": key}, ({"id": key}, None)))
-            del rows[key]
-    return history
+def history_row(draw, key: int) -> dict:
+    """Values from few, so that updates often change only the untracked `note`, or nothing
+    tracked at all."""
+    return {"id": key, "v": draw(st.sampled_from(["a", "b", None])),
+            "amount": Decimal(draw(st.sampled_from([100, 250]))) / 100, "note": draw(st.sampled_from(["x", "y", None]))}
+
+
+def workloads(keys: int = 3):
+    return property_workloads(keys=keys, new_row=history_row)
 
 
 def ordered(rows) -> list[tuple]:
@@ -97,30 +81,13 @@ def stored_history(spark, config, name: str, connector: str) -> list[tuple]:
     return ordered(tuple(r) for r in rows)
 
 
-def replay(spark, data, connector, history, batches, tmp: Path):
-    writers = [EventWriter(connector, "items", COLUMNS, wrapped=w) for w in (False, True)]
-    events = []
-    for i, (op, key, row, image) in enumerate(history):
-        writer = writers[data.draw(st.booleans())]
-        events.append(writer.truncate(position(i), 5000 + i) if op == "t"
-                      else writer.event(op, *image, position(i), 5000 + i))
-    config = make_config(tmp, [
-        {"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": COLUMNS},
-        {"name": "items_history", "from": "items", "stored_as": "scd2",
-         "track_history_except_column_list": ["note"]}])
-    h = handler(spark, config)
-    offset = 0
-    for batch_id, batch in enumerate(batches):
-        if batch_id and data.draw(st.integers(0, 3)) == 0:
-            h = handler(spark, config)   # a restart: nothing kept in the driver
-        h.process(raw_batch(spark, [events[i] for i in batch], first_offset=offset), batch_id)
-        offset += len(batch)
-    return config
-
-
 def assert_history_matches(spark, data, connector, history, batches):
     with tempfile.TemporaryDirectory() as tmp:
-        config = replay(spark, data, connector, history, batches, Path(tmp))
+        config = make_config(Path(tmp), [
+            {"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": COLUMNS},
+            {"name": "items_history", "from": "items", "stored_as": "scd2",
+             "track_history_except_column_list": ["note"]}])
+        replay(spark, data, config, encoded(data, connector, "items", COLUMNS, history), batches)
         assert stored_history(spark, config, "items_history", connector) == reference_history(history)
         current = ordered(r[:4] for r in reference_history(history) if r[6])
         assert current == ordered(tuple(r.values()) for r in table_rows(spark, config, "items"))

@@ -27,10 +27,17 @@ COLUMNS = {"id": "bigint", "v": "string", "amount": "decimal(10,2)", "at": "time
 KEYS = 4
 
 
+def items_row(draw, key: int) -> dict:
+    return {"id": key, "v": draw(st.sampled_from(["a", "b", "", None, None, "ü"])),
+            "amount": Decimal(draw(st.integers(-10**6, 10**6))) / 100,
+            "at": dt.datetime(2020, 1, 1) + dt.timedelta(microseconds=draw(st.integers(0, 10**12)))}
+
+
 @st.composite
-def workloads(draw, keys: int = KEYS, truncates: bool = True):
+def workloads(draw, keys: int = KEYS, truncates: bool = True, new_row=items_row):
     """A valid source history: (op, key, row, image) in commit order; `image` is the event's
-    (before, after) as Postgres sends it, TOAST placeholders included."""
+    (before, after) as Postgres sends it, TOAST placeholders included; `new_row(draw, key)`
+    draws a row's values."""
     rows: dict[int, dict] = {}
     history = []
     for _ in range(draw(st.integers(3, 24))):
@@ -39,9 +46,7 @@ def workloads(draw, keys: int = KEYS, truncates: bool = True):
             rows = {}
             continue
         key = draw(st.integers(0, keys - 1))
-        row = {"id": key, "v": draw(st.sampled_from(["a", "b", "", None, None, "ü"])),
-               "amount": Decimal(draw(st.integers(-10**6, 10**6))) / 100,
-               "at": dt.datetime(2020, 1, 1) + dt.timedelta(microseconds=draw(st.integers(0, 10**12)))}
+        row = new_row(draw, key)
         if key not in rows:
             history.append(("c", key, row, (None, row)))
             rows[key] = row
@@ -130,25 +135,34 @@ def test_toast_under_connector_restarts_matches_reference(spark, data):
 
 
 def assert_replay_matches(spark, data, connector, history, batches):
-    writers = [EventWriter(connector, "items", COLUMNS, wrapped=w) for w in (False, True)]
+    with tempfile.TemporaryDirectory() as tmp:
+        config = make_config(Path(tmp), [{"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": COLUMNS}])
+        replay(spark, data, config, encoded(data, connector, "items", COLUMNS, history), batches)
+        assert table_rows(spark, config, "items") == reference(history)
+
+
+def encoded(data, connector: str, table: str, columns: dict, history) -> list[str]:
+    """The history as Debezium events, each with or without the schema wrapper; position
+    1000 + 10 i, and many changes share one ts_ms."""
+    writers = [EventWriter(connector, table, columns, wrapped=w) for w in (False, True)]
     events = []
     for i, (op, key, row, image) in enumerate(history):
         writer = writers[data.draw(st.booleans())]
-        position, ts = 1000 + 10 * i, 5000 + i // 4   # many changes share one ts_ms
-        if op == "t":
-            events.append(writer.truncate(position, ts))
-        else:
-            events.append(writer.event(op, *image, position, ts))
-    with tempfile.TemporaryDirectory() as tmp:
-        config = make_config(Path(tmp), [{"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": COLUMNS}])
-        h = handler(spark, config)
-        offset = 0
-        for batch_id, batch in enumerate(batches):
-            if batch_id and data.draw(st.integers(0, 3)) == 0:
-                h = handler(spark, config)   # the process restarted: what it kept in the driver is gone
-            h.process(raw_batch(spark, [events[i] for i in batch], first_offset=offset), batch_id)
-            offset += len(batch)
-        assert table_rows(spark, config, "items") == reference(history)
+        position, ts = 1000 + 10 * i, 5000 + i // 4
+        events.append(writer.truncate(position, ts) if op == "t" else writer.event(op, *image, position, ts))
+    return events
+
+
+def replay(spark, data, config, events: list[str], batches) -> None:
+    """The batches through the handler; between some, the process restarts (a new handler:
+    what it kept in the driver is gone)."""
+    h = handler(spark, config)
+    offset = 0
+    for batch_id, batch in enumerate(batches):
+        if batch_id and data.draw(st.integers(0, 3)) == 0:
+            h = handler(spark, config)
+        h.process(raw_batch(spark, [events[i] for i in batch], first_offset=offset), batch_id)
+        offset += len(batch)
 
 
 @st.composite

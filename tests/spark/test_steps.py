@@ -9,13 +9,16 @@ from pyspark.sql import functions as F
 
 from cdc_delta.config.types import parse_sql_type
 from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
-from cdc_delta.frame import ERROR, IS_TOMBSTONE, OFFSET, OP, SEQ_COLUMN, SEQ_TYPE, TABLE, TS_COLUMN, toast_column, unavailable
+from cdc_delta.frame import (END_AT, ERROR, IS_CURRENT, IS_TOMBSTONE, OFFSET, OP, SEQ_COLUMN, SEQ_TYPE, START_AT, TABLE,
+                             TS_COLUMN, toast_column, unavailable)
 from cdc_delta.infra.names import col
 from cdc_delta.steps.changes import table_changes
 from cdc_delta.steps.decode import decode
 from cdc_delta.steps.guard import guard
+from cdc_delta.steps.news import news
 from cdc_delta.steps.reduce import reduce_to_last_change
 from cdc_delta.steps.truncate_barrier import after_truncate
+from cdc_delta.steps.versions import versions
 from cdc_delta.steps.view import TableView
 from devtools.encode import EventWriter
 
@@ -115,3 +118,42 @@ def test_guard_drops_changes_older_than_their_keys_tombstone_or_the_truncate(spa
     expected = spark.createDataFrame([(2, seq(5)), (3, seq(4)), (5, seq(6))], SEQ_SCHEMA)
     assert_df_equality(got, expected, ignore_row_order=True)
     assert_df_equality(guard(changes, ["id"], None, None), changes)
+
+
+def delivery(n: int, offset: int) -> Row:
+    """Position n as read at `offset`: a redelivery keeps n and gets a new offset."""
+    return Row(text=None, p1=n, p2=0, p3=0, stream=1, origin="", partition=0, offset=offset, op_rank=2)
+
+
+def test_news_are_distinct_changes_newer_than_what_the_table_holds_and_its_truncate(spark):
+    changes = spark.createDataFrame([
+        (1, delivery(5, 0)), (1, delivery(5, 9)), (1, delivery(7, 1)),   # a duplicate counts once
+        (2, delivery(3, 2)),                                            # not newer than its stored row
+        (3, delivery(4, 3)),                                            # a redelivery of its tombstone
+        (4, delivery(1, 4)),                                            # not after the truncate
+        (5, delivery(8, 5))], SEQ_SCHEMA)
+    held = spark.createDataFrame([(1, delivery(4, 0)), (2, delivery(3, 0)), (3, delivery(4, 0))], SEQ_SCHEMA)
+    got = news(changes, ["id"], held, truncate=delivery(2, 99))
+    expected = spark.createDataFrame([(1, delivery(5, 0)), (1, delivery(7, 1)), (5, delivery(8, 5))], SEQ_SCHEMA)
+    assert_df_equality(got, expected, ignore_row_order=True)
+
+
+HISTORY_SCHEMA = f"id bigint, note string, {unavailable('note')} boolean, tag string, {unavailable('tag')} boolean, " \
+                 f"{OP} string, {SEQ_COLUMN} {SEQ_TYPE}, {TS_COLUMN} bigint"
+
+
+def test_versions_open_on_tracked_changes_change_in_place_otherwise_and_close_on_delete_or_truncate(spark):
+    rows = [(1, "a", False, "x", False, "c", 1), (1, None, True, "y", False, "u", 2),    # untracked: in place
+            (1, "b", False, "y", False, "u", 3), (1, None, False, None, False, "d", 4),  # tracked: a new version
+            (1, None, True, "z", False, "c", 5),                                        # after a delete: no value
+            (1, None, False, None, False, "t", 6),
+            (2, "a", False, "x", False, "r", 2), (2, None, True, "x", True, "u", 7)]
+    changes = spark.createDataFrame([(*r[:6], seq(r[6]), 1000 * r[6]) for r in rows], HISTORY_SCHEMA)
+    got = versions(changes, ["id"], ["note", "tag"], tracked=["note"]).select(
+        "id", "note", "tag", F.col(START_AT).position.p1.alias("start"), F.col(END_AT).position.p1.alias("end"),
+        F.col(END_AT).source_ts.cast("long").alias("end_s"), IS_CURRENT)
+    expected = spark.createDataFrame(
+        [(1, "a", "y", 1, 3, 3, False), (1, "b", "y", 3, 4, 4, False), (1, None, "z", 5, 6, 6, False),
+         (2, "a", "x", 2, None, None, True)],
+        f"id bigint, note string, tag string, start bigint, end bigint, end_s bigint, {IS_CURRENT} boolean")
+    assert_df_equality(got, expected, ignore_nullable=True, ignore_row_order=True)

@@ -16,11 +16,13 @@ from ...report import BatchContext
 from ...report import TableFigures
 from ...config.models import TableSpec
 from ...errors import TruncateRefused
-from ...frame import OP
+from ...frame import OP, SEQ_COLUMN
 from ...hooks import Hooks
 from ...lake.tables import META_COLUMNS, DeltaLocation, columns_ddl, create_if_missing
 from ...steps.changes import ROW_OPS
 from ...steps.guard import guard
+from ...steps.news import news
+from ...infra.names import col
 from ...steps.reduce import reduce_to_last_change
 from ...steps.truncate_barrier import after_truncate
 from ...steps.view import TableView
@@ -109,6 +111,22 @@ class CurrentState:
                                              batch.batch_id, batch.app_id)
         finally:
             changes.unpersist()
+
+    def news(self, table: TableInput) -> DataFrame:
+        """The batch's distinct changes newer than what the table holds of their key (its row,
+        or a tombstone) and than its last truncate, before the batch is written: what a route
+        forwards. Asked after the batch's facts, so the guard's bounds are read."""
+        keys = [col(k) for k in table.view.keys]
+        tombstones = self.where.child("tombstones")
+        held = self._read_newest(self.where).select(*keys, SEQ_COLUMN).unionByName(
+            self._read_newest(tombstones).select(*keys, SEQ_COLUMN))
+        rows = table.changes.filter(F.col(OP).isin(*ROW_OPS))
+        return news(rows, table.view.keys, held, self.bounds.truncate if self.bounds else None)
+
+    def _read_newest(self, where: DeltaLocation) -> DataFrame:
+        """A table as its newest commit on disk has it (under the lock, what the next write
+        reads): a route must not decide against a snapshot Spark kept from an earlier batch."""
+        return where.read(self.spark, where.newest_version() if self.locked else None)
 
     def _count_unresolved(self, beside: ThreadPoolExecutor, changes: DataFrame, view: TableView,
                           keys_within: tuple[int, int] | None) -> Callable[[], dict[str, int]]:
