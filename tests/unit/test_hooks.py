@@ -29,7 +29,7 @@ def test_fault_names_its_point_and_visit():
 def test_a_misspelt_fault_is_refused(text):
     with pytest.raises(ConfigError) as info:
         from_environment({"CDC_DELTA_FAULT": text})
-    assert info.value.allowed == ["read", "merge", "quarantine", "committed"]
+    assert info.value.allowed == ["read", "merge", "quarantine", "route", "committed"]
 
 
 def test_cli_refuses_a_misspelt_fault_before_spark(tmp_path, monkeypatch, capsys):
