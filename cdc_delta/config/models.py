@@ -343,6 +343,9 @@ class PipelineConfig(Model):
                 if given:
                     raise ValueError(f"table {t.get('name')!r}: {given[0]} comes from table {source!r} "
                                      f"(from: {source}); remove it here")
+                if t.get("routes"):
+                    raise ValueError(f"table {t.get('name')!r}: routes go on table {source!r}, the table its "
+                                     "events are routed to")
                 t = {**{f: by_name[source][f] for f in FROM_FIELDS if f in by_name[source]}, **t}
                 t.setdefault("match", by_name[source].get("match") or {"table": source})
             tables.append(t)

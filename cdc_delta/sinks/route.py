@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from confluent_kafka import KafkaException
+from pyspark.errors import AnalysisException, ParseException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.errors import AnalysisException, ParseException
 
 from ..config.models import ROUTE_FIELDS, KafkaSource, PipelineConfig, Route, TableSpec
-from confluent_kafka import KafkaException
-
 from ..errors import RouteConditionInvalid, RouteFailed, one_line
 from ..frame import OFFSET, OP, PARTITION, SEQ_COLUMN, SOURCE, TOPIC, TS_COLUMN, VALUE, unavailable
 from ..hooks import Hooks
@@ -30,13 +29,12 @@ from ..steps.changes import ROW_OPS
 from ..steps.news import SOURCE_FIELDS
 from ..steps.view import TableView
 from .base import TableInput
-
-MESSAGE = ("key", "value", "position")
+from .current_state import CurrentState
 
 
 class KafkaRoute:
     def __init__(self, spark: SparkSession, config: PipelineConfig, table: TableSpec, route: Route,
-                 current_state, hooks: Hooks) -> None:
+                 current_state: CurrentState, hooks: Hooks) -> None:
         assert isinstance(config.source, KafkaSource)    # the config refuses routes on other sources
         self.spark, self.config, self.table, self.route, self.hooks = spark, config, table, route, hooks
         self.current_state = current_state    # the table whose stored positions decide what is news

@@ -171,10 +171,14 @@ def test_routes_need_a_kafka_source_and_a_current_state_table():
     with pytest.raises(ConfigError, match="routes need a kafka source"):
         parse_config(raw)
     assert parse_config(kafka(raw)).tables[0].routes[0].format == "row"
-    history = kafka(with_history())
-    history["tables"][1]["routes"] = [ROUTE]
+    history = kafka(copy.deepcopy(BASE))
+    history["tables"][0].update(stored_as="scd2", routes=[ROUTE])
     with pytest.raises(ConfigError, match="routes go on a current-state table"):
         parse_config(history)
+    fed = kafka(with_history())
+    fed["tables"][1]["routes"] = [ROUTE]
+    with pytest.raises(ConfigError, match="routes go on table 'orders', the table its events are routed to"):
+        parse_config(fed)
 
 
 def test_route_columns_must_be_written_and_names_unique():
