@@ -43,6 +43,13 @@ class TableInput:
     # placeholders, and the sums of the sink's own fact columns (see TableSink.fact_columns)
     facts: Mapping[str, Row]
 
+    def key_range(self) -> tuple[int, int] | None:
+        """The lowest and highest first key of the changes (an integer key), else None: a
+        sink may read only stored rows within it, and let Delta skip files outside it."""
+        lows = [r["key_min"] for r in self.facts.values() if r["key_min"] is not None]
+        highs = [r["key_max"] for r in self.facts.values() if r["key_max"] is not None]
+        return (min(lows), max(highs)) if lows else None
+
 
 class TableSink(Sink[TableInput, TableFigures], Protocol):
     name: str      # the table's name in the config

@@ -37,13 +37,6 @@ GC_EVERY_BATCHES = 10
 KEY_CHANGE_LOOKBACK_VERSIONS = 8
 
 
-def key_range(facts: dict[str, Row]) -> tuple[int, int] | None:
-    """The lowest and highest first key of the table's changes (an integer key), else None."""
-    lows = [r["key_min"] for r in facts.values() if r["key_min"] is not None]
-    highs = [r["key_max"] for r in facts.values() if r["key_max"] is not None]
-    return (min(lows), max(highs)) if lows else None
-
-
 class CurrentState:
     """`locked`: the run holds the table's writer lock, so the guard's positions kept in the
     driver stay true between batches; without it (a user's stream, a catalog table, a table on
@@ -89,7 +82,7 @@ class CurrentState:
 
     def _merge(self, batch: BatchContext, table: TableInput, rows: DataFrame, figures: TableFigures) -> None:
         view, facts, report = table.view, table.facts, batch.report
-        keys_within = key_range(facts)
+        keys_within = table.key_range()
         with report.phase("guard"):
             rows = guard(rows, view.keys, self._tombstones_to_check(facts), self.bounds.truncate)
         with report.phase("reduce"):

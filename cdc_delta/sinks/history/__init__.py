@@ -23,7 +23,7 @@ from ...steps.versions import versions
 from ...steps.view import TableView
 from ..base import TableInput
 from .log import ChangeLog
-from .replace import replace_versions
+from .replace import Touched, replace_versions
 
 
 class History:
@@ -56,7 +56,8 @@ class History:
         rows = table.changes.filter(F.col(OP).isin(*ROW_OPS))
         with batch.report.phase("history"):
             self.log.record(rows, view.keys, view.values, batch.app_id, batch.batch_id)
-            touched = None if truncated else rows.select(*[col(k) for k in view.keys]).distinct()
+            touched = None if truncated else Touched(rows.select(*[col(k) for k in view.keys]).distinct(),
+                                                     view.keys, table.key_range())
             figures.versions_written, figures.versions_removed = replace_versions(
                 self.where, self._versions(view, touched), view.keys, touched)
         return figures
@@ -70,11 +71,11 @@ class History:
         self.log.record_truncates(changes.filter(F.col(OP) == "t"), batch.app_id, batch.batch_id)
         return True
 
-    def _versions(self, view: TableView, touched: DataFrame | None) -> DataFrame:
+    def _versions(self, view: TableView, touched: Touched | None) -> DataFrame:
         """The versions of the touched keys (of every key when None), from the whole log."""
         logged = self.log.read()
         if touched is not None:
-            logged = logged.join(touched, view.keys, "left_semi")
+            logged = touched.of(logged)
         keys = logged.select(*[col(k) for k in view.keys]).distinct()
         truncates = keys.crossJoin(self.log.read_truncates().select(
             F.lit("t").alias(OP), SEQ_COLUMN, TS_COLUMN))

@@ -4,6 +4,8 @@ removed where no computed version starts there any more."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -15,21 +17,43 @@ from ...lake.tables import DeltaLocation
 DROP = scratch("drop")
 
 
+@dataclass(frozen=True)
+class Touched:
+    """The keys a batch touched, and the range of their first key when it is an integer: rows
+    outside it are not read, and Delta skips the files whose statistics lie outside it."""
+
+    keys: DataFrame
+    names: list[str]
+    key_range: tuple[int, int] | None
+
+    def of(self, rows: DataFrame) -> DataFrame:
+        """The rows of the touched keys."""
+        if self.key_range is not None:
+            rows = rows.filter(col(self.names[0]).between(*self.key_range))
+        return rows.join(self.keys, self.names, "left_semi")
+
+    def target_condition(self) -> str:
+        if self.key_range is None:
+            return ""
+        low, high = self.key_range
+        return f" AND t.{quote(self.names[0])} BETWEEN {int(low)} AND {int(high)}"
+
+
 def replace_versions(where: DeltaLocation, computed: DataFrame, keys: list[str],
-                     touched: DataFrame | None) -> tuple[int, int]:
-    """`computed`: every version of the keys in `touched` (of every key when None). Returns
-    the versions written (inserted or changed) and removed."""
+                     touched: Touched | None) -> tuple[int, int]:
+    """`computed`: every version of the touched keys (of every key when None). Returns the
+    versions written (inserted or changed) and removed."""
     spark = computed.sparkSession
     stored = where.read(spark)
     if touched is not None:
-        stored = stored.join(touched, keys, "left_semi")
+        stored = touched.of(stored)
     identity = [*keys, START_AT]
     same_version = all_of([F.col(f"s.{quote(c)}").eqNullSafe(F.col(f"c.{quote(c)}")) for c in identity])
     gone = stored.alias("s").join(computed.alias("c"), same_version, "left_anti").select(
         *[col(c) for c in identity], F.lit(True).alias(DROP))
     source = computed.withColumn(DROP, F.lit(False)).unionByName(gone, allowMissingColumns=True)
     columns = list(computed.columns)
-    on = " AND ".join(f"t.{quote(c)} <=> s.{quote(c)}" for c in identity)
+    on = " AND ".join(f"t.{quote(c)} <=> s.{quote(c)}" for c in identity) + (touched.target_condition() if touched else "")
     differs = " OR ".join(f"NOT (t.{quote(c)} <=> s.{quote(c)})" for c in columns if c not in identity)
     metrics = (where.table(spark).alias("t").merge(source.alias("s"), on)
                .whenMatchedDelete(condition=f"s.{DROP}")
