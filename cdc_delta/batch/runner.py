@@ -68,6 +68,11 @@ class BatchHandler:
         for sink in (*self._table_sinks(), self.quarantine):
             sink.prepare()
 
+    def close(self) -> None:
+        """When the run ends: the sinks let go of what they hold open (a route's producer)."""
+        for sink in self._table_sinks():
+            sink.close()
+
     def _table_sinks(self) -> list[TableSink]:
         return [sink for sinks in self.sinks.values() for sink in sinks]
 

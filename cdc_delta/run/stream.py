@@ -62,6 +62,7 @@ def run_pipeline(spark: SparkSession, config: PipelineConfig, handler: BatchHand
     finally:
         stopper.restore()
         tables.close()
+        handler.close()
 
 
 def _run_query(spark: SparkSession, config: PipelineConfig, handler: BatchHandler,

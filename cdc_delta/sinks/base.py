@@ -32,6 +32,9 @@ class Sink(Protocol[Input, Figures]):
     def write(self, batch: BatchContext, data: Input) -> Figures:
         """Write one batch; a second write of the same batch id changes nothing."""
 
+    def close(self) -> None:
+        """Let go of what the sink holds open between batches (a Kafka producer), when the run ends."""
+
 
 @dataclass(frozen=True)
 class TableInput:

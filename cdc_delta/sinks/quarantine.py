@@ -36,6 +36,9 @@ class Quarantine:
     def prepare(self) -> None:
         create_if_missing(self.spark, self.where, QUARANTINE_DDL)
 
+    def close(self) -> None:
+        pass
+
     def write(self, batch: BatchContext, rows: DataFrame) -> int:
         """Append once per batch, and never a second row for an event already quarantined by
         this pipeline (a batch read again after a lost checkpoint runs under another app id).

@@ -60,6 +60,11 @@ class KafkaRoute:
     def fact_columns(self) -> dict[str, Column]:
         return {}
 
+    def close(self) -> None:
+        if self.producer is not None:
+            self.producer.close()
+            self.producer = None
+
     def write(self, batch: BatchContext, table: TableInput) -> TableFigures:
         figures = TableFigures()
         partitions = _partitions(batch)

@@ -1,6 +1,7 @@
-"""Secrets: SASL/PLAIN against a broker that requires it, the password from a secret file, and
-a planted password that appears nowhere cdc-delta writes: output, errors, metrics, status, the
-quarantine, the tables and the checkpoint."""
+"""Secrets: SASL/PLAIN against a broker that requires it (the source and a route's
+transactional producer), the password from a secret file, and a planted password that appears
+nowhere cdc-delta writes: output, errors, metrics, status, the quarantine, the tables and the
+checkpoint."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 import yaml
 
 from cdc_delta.config import load_config
-from cdc_delta.infra.kafka_io import create_topics, produce
+from cdc_delta.infra.kafka_io import create_topics, produce, read_topic
 
 from ..conftest import REPO
 from ..spark.helpers import quarantine_rows, table_rows
@@ -25,6 +26,7 @@ PORT = 19792
 PLANTED = "Planted-pw-5e1f9c"
 WRONG = "Wrong-planted-pw-77ab"
 SASL = f"127.0.0.1:{PORT + 2}"
+ROUTE = {"name": "credits", "topic": "sec.items.credits", "when": "amount > 0 AND op IN ('c', 'u')"}
 
 
 def jaas(password: str) -> str:
@@ -60,7 +62,8 @@ def test_sasl_plain_end_to_end_and_the_password_never_shows(spark, sasl_broker, 
     produce(sasl_broker, "sec.items", records, options=options(PLANTED))
     config = {"pipeline": "sec", "source": {"kind": "kafka", "bootstrap_servers": sasl_broker, "topics": ["sec.items"],
                                             "options": options(f"${{file:{secret_file}}}")},
-              "lake": str(tmp_path / "lake"), "checkpoint": str(tmp_path / "ck"), "tables": [TABLE]}
+              "lake": str(tmp_path / "lake"), "checkpoint": str(tmp_path / "ck"),
+              "tables": [{**TABLE, "routes": [ROUTE]}]}
     path = tmp_path / "pipeline.yaml"
     path.write_text(yaml.safe_dump(config))
     assert PLANTED not in path.read_text()
@@ -82,6 +85,8 @@ def test_sasl_plain_end_to_end_and_the_password_never_shows(spark, sasl_broker, 
 
     loaded = load_config(path)
     assert table_rows(spark, loaded, "items") == reference(changes)
+    routed = read_topic(sasl_broker, ROUTE["topic"], options=options(PLANTED))
+    assert len(routed) == sum(1 for op, _, row in changes if op in ("c", "u") and row["amount"] > 0)
     quarantined = quarantine_rows(spark, loaded)
     assert len(quarantined) == 3
     written = [o.stdout + o.stderr for o in outputs] + [json.dumps(quarantined, default=str)]

@@ -58,6 +58,9 @@ class CurrentState:
         companions.ensure_companions(self.spark, self.where, columns_ddl({k: declared[k] for k in self.spec.keys}),
                                      self.spec.keys)
 
+    def close(self) -> None:
+        pass
+
     def fact_columns(self) -> dict[str, Column]:
         if self.bounds is None or not self.where.local_folder or not self.locked:
             self.bounds = self._load_bounds()

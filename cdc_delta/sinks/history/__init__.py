@@ -44,6 +44,9 @@ class History:
         self.log.prepare({k: declared[k] for k in self.spec.keys},
                          {c: t for c, t in declared.items() if c not in self.spec.keys})
 
+    def close(self) -> None:
+        pass
+
     def fact_columns(self) -> dict[str, Column]:
         return {}
 
