@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 

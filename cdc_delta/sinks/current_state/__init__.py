@@ -18,11 +18,11 @@ from ...config.models import TableSpec
 from ...errors import TruncateRefused
 from ...frame import OP, SEQ_COLUMN
 from ...hooks import Hooks
+from ...infra.names import col
 from ...lake.tables import META_COLUMNS, DeltaLocation, columns_ddl, create_if_missing
 from ...steps.changes import ROW_OPS
 from ...steps.guard import guard
 from ...steps.news import news
-from ...infra.names import col
 from ...steps.reduce import reduce_to_last_change
 from ...steps.truncate_barrier import after_truncate
 from ...steps.view import TableView

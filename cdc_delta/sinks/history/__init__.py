@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 
 from ...config.models import TableSpec
 from ...errors import TruncateRefused
-from ...frame import HISTORY_COLUMNS, OP, SEQ_COLUMN, START_AT, TS_COLUMN, unavailable
+from ...frame import HISTORY_COLUMNS, OP, SEQ_COLUMN, TS_COLUMN, unavailable
 from ...hooks import Hooks
 from ...infra.names import col
 from ...lake.tables import DeltaLocation, add_columns, columns_ddl, create_if_missing
