@@ -35,15 +35,19 @@ def first_deliveries(changes: DataFrame, keys: list[str]) -> DataFrame:
             .select(*[F.col(scratch("c"))[c].alias(c) for c in changes.columns]))
 
 
-def news(changes: DataFrame, keys: list[str], held: DataFrame, truncate: Row | None) -> DataFrame:
-    """`held`: per key, the positions the table holds of it (its row's, its tombstones');
-    `truncate`: the table's last truncate, or None."""
-    mine = held.join(changes.select(*[col(k) for k in keys]).distinct(), keys, "left_semi")
-    newest = mine.groupBy(*[col(k) for k in keys]).agg(F.max(source_position(F.col(SEQ_COLUMN))).alias(HELD))
-    same_key = all_of([F.col(f"c.{quote(k)}") == F.col(f"h.{quote(k)}") for k in keys])
-    out = first_deliveries(changes, keys).alias("c").join(newest.alias("h"), same_key, "left")
-    at = source_position(F.col(f"c.{SEQ_COLUMN}"))
-    fresh = F.col(HELD).isNull() | (at > F.col(HELD))
+def news(changes: DataFrame, keys: list[str], held: DataFrame | None, truncate: Row | None) -> DataFrame:
+    """`held`: per key, the positions the table holds of it (its row's, its tombstones'), or
+    None when it holds nothing of any key; `truncate`: the table's last truncate, or None."""
+    first = first_deliveries(changes, keys)
+    fresh = F.lit(True)
+    if held is not None:
+        mine = held.join(changes.select(*[col(k) for k in keys]).distinct(), keys, "left_semi")
+        newest = mine.groupBy(*[col(k) for k in keys]).agg(F.max(source_position(F.col(SEQ_COLUMN))).alias(HELD))
+        same_key = all_of([F.col(f"c.{quote(k)}") == F.col(f"h.{quote(k)}") for k in keys])
+        first = first.alias("c").join(newest.alias("h"), same_key, "left")
+        at = source_position(F.col(f"c.{SEQ_COLUMN}"))
+        fresh = F.col(HELD).isNull() | (at > F.col(HELD))
     if truncate is not None:
-        fresh = fresh & (at > source_position(seq_literal(truncate)))
-    return out.filter(fresh).select(*[F.col(f"c.{quote(c)}") for c in changes.columns])
+        fresh = fresh & (source_position(F.col(SEQ_COLUMN)) > source_position(seq_literal(truncate)))
+    return first.filter(fresh).select(*[F.col(quote(c)) if held is None else F.col(f"c.{quote(c)}")
+                                        for c in changes.columns])

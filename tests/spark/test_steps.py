@@ -136,6 +136,10 @@ def test_news_are_distinct_changes_newer_than_what_the_table_holds_and_its_trunc
     got = news(changes, ["id"], held, truncate=delivery(2, 99))
     expected = spark.createDataFrame([(1, delivery(5, 0)), (1, delivery(7, 1)), (5, delivery(8, 5))], SEQ_SCHEMA)
     assert_df_equality(got, expected, ignore_row_order=True)
+    nothing_held = news(changes, ["id"], None, truncate=delivery(2, 99))      # a new table: nothing to read
+    expected = spark.createDataFrame([(1, delivery(5, 0)), (1, delivery(7, 1)), (2, delivery(3, 2)),
+                                      (3, delivery(4, 3)), (5, delivery(8, 5))], SEQ_SCHEMA)
+    assert_df_equality(nothing_held, expected, ignore_row_order=True)
 
 
 HISTORY_SCHEMA = f"id bigint, note string, {unavailable('note')} boolean, tag string, {unavailable('tag')} boolean, " \

@@ -114,10 +114,15 @@ class CurrentState:
         forwards. Asked after the batch's facts, so the guard's bounds are read."""
         keys = [col(k) for k in table.view.keys]
         tombstones = self.where.child("tombstones")
-        held = self._read_newest(self.where).select(*keys, SEQ_COLUMN).unionByName(
+        held = None if self._holds_nothing() else self._read_newest(self.where).select(*keys, SEQ_COLUMN).unionByName(
             self._read_newest(tombstones).select(*keys, SEQ_COLUMN))
         rows = table.changes.filter(F.col(OP).isin(*ROW_OPS))
         return news(rows, table.view.keys, held, self.bounds.truncate if self.bounds else None)
+
+    def _holds_nothing(self) -> bool:
+        """Held under the lock, the table and its tombstones are as created (a new pipeline's
+        first batch): nothing to read."""
+        return self.locked and all(w.as_created() for w in (self.where, self.where.child("tombstones")))
 
     def _read_newest(self, where: DeltaLocation) -> DataFrame:
         """A table as its newest commit on disk has it (under the lock, what the next write
