@@ -4,6 +4,7 @@ and the Delta commits per batch from the tables' logs. The same accounting for e
 engine of a run, so that they can be set side by side.
 
     python -m benchmarks.event_log EVENT_LOG_DIR BATCHES_JSONL [TABLES_DIR]   (per warm batch)
+    python -m benchmarks.event_log --jobs EVENT_LOG_DIR BATCHES_JSONL BATCH_ID  (one batch's jobs)
 """
 
 from __future__ import annotations
@@ -74,8 +75,9 @@ def read_jobs(folder: Path) -> list[Job]:
 def job_name(start: dict) -> str:
     props = start.get("Properties", {})
     described = props.get("spark.job.description", "").splitlines()
-    if described:
-        return described[-1].partition(": ")[2] if described[-1].startswith("batch = ") else described[-1]
+    said = (described[-1].partition(": ")[2] if described[-1].startswith("batch = ") else described[-1]) if described else ""
+    if said:
+        return said
     scope = json.loads(props.get("spark.rdd.scope", "{}")).get("name", "")
     return scope or min(start["Stage Infos"], key=lambda i: i["Stage ID"])["Stage Name"]
 
@@ -123,7 +125,19 @@ def account_run(events: Path, batches: list[dict], tables: Path | None = None) -
     return acc
 
 
+def list_jobs(events: Path, batch: dict) -> None:
+    """One batch's jobs in the order they started: offset from the batch's start, seconds,
+    tasks and what each was for."""
+    start = batch["finished_at"] - batch["seconds"]
+    for j in sorted((j for j in read_jobs(events) if start <= j.started <= batch["finished_at"]),
+                    key=lambda j: j.started):
+        print(f"{j.started - start:7.2f} s  {j.ended - j.started:6.2f} s  {j.tasks:4d} tasks  {j.name[:110]}")
+
+
 def main(argv: list[str]) -> None:
+    if argv[0] == "--jobs":
+        batches = {b["batch_id"]: b for b in map(json.loads, Path(argv[2]).read_text().splitlines())}
+        return list_jobs(Path(argv[1]), batches[int(argv[3])])
     batches = [json.loads(line) for line in Path(argv[1]).read_text().splitlines()]
     print(json.dumps(account_run(Path(argv[0]), batches, Path(argv[2]) if len(argv) > 2 else None).as_dict(), indent=1))
 
