@@ -113,9 +113,10 @@ class CurrentState:
         or a tombstone) and than its last truncate, before the batch is written: what a route
         forwards. Asked after the batch's facts, so the guard's bounds are read."""
         keys = [col(k) for k in table.view.keys]
-        tombstones = self.where.child("tombstones")
-        held = None if self._holds_nothing() else self._read_newest(self.where).select(*keys, SEQ_COLUMN).unionByName(
-            self._read_newest(tombstones).select(*keys, SEQ_COLUMN))
+        held = None
+        if not self._holds_nothing():
+            held = self._read_newest(self.where).select(*keys, SEQ_COLUMN).unionByName(
+                self._read_newest(self.where.child("tombstones")).select(*keys, SEQ_COLUMN))
         rows = table.changes.filter(F.col(OP).isin(*ROW_OPS))
         return news(rows, table.view.keys, held, self.bounds.truncate if self.bounds else None)
 
