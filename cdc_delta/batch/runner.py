@@ -48,7 +48,7 @@ class BatchHandler:
         # per table events are routed to, its sinks in the order they write (sinks/__init__.py)
         self.sinks: dict[str, list[TableSink]] = {
             t.name: sinks_of(spark, config, t, self.targets, self.hooks, locked) for t in config.source_tables}
-        self.quarantine = Quarantine(spark, DeltaLocation.of(config.quarantine_location))
+        self.quarantine = Quarantine(spark, DeltaLocation.of(config.quarantine_location), locked)
         self.schemas = TableSchemas(spark, config, self.targets)
         self.on_report = on_report or (lambda r: None)
         self.failure: CdcDeltaError | None = None

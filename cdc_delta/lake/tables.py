@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
@@ -89,6 +90,15 @@ class DeltaLocation:
         versions = [int(f.name[:20]) for f in log.iterdir() if COMMIT_FILE.fullmatch(f.name)] if log else []
         return max(versions, default=None)
 
+    def commits_newest_first(self) -> Iterator[dict[str, Any]] | None:
+        """The commitInfo of each commit of a table on local disk, newest first (read from the
+        folder, without a Spark job), else None."""
+        log = self._local_log()
+        if log is None:
+            return None
+        versions = sorted((f.name for f in log.iterdir() if COMMIT_FILE.fullmatch(f.name)), reverse=True)
+        return (_commit_info(log / name) for name in versions)
+
     def _local_log(self) -> Path | None:
         folder = self.local_folder
         log = Path(folder, "_delta_log") if folder else None
@@ -104,6 +114,16 @@ class DeltaLocation:
 # Delta refuses these in column names unless the table maps columns by name
 NEEDS_MAPPING = re.compile(r"[ ,;{}()\n\t=]")
 COLUMN_MAPPING = {"delta.columnMapping.mode": "name"}
+
+
+def _commit_info(commit: Path) -> dict[str, Any]:
+    """A commit file's commitInfo action (Delta writes it first), {} when it has none."""
+    with commit.open(encoding="utf-8") as fh:
+        for line in fh:
+            action = json.loads(line)
+            if "commitInfo" in action:
+                return action["commitInfo"]
+    return {}
 
 
 def create_if_missing(spark: SparkSession, where: DeltaLocation, columns_ddl: str,

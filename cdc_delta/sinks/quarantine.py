@@ -1,7 +1,7 @@
 """The dead-letter table: every event that can not be applied, with why and where from.
 
 One row per event: raw bytes, topic/partition/offset or file/line, table, reason, batch id.
-Appends are idempotent per batch (txnAppId/txnVersion). ``replay`` feeds quarantined events
+Appends are idempotent per batch (lake/writes.py: append_once). ``replay`` feeds quarantined events
 back through the batch handler once their cause is fixed and marks those that now apply.
 """
 
@@ -27,8 +27,8 @@ ORIGIN_KEY = ("origin", "topic", "partition", "offset")
 class Quarantine:
     """The quarantine as a sink: its rows are the batch's bad records (see `rows_of`)."""
 
-    def __init__(self, spark: SparkSession, where: DeltaLocation) -> None:
-        self.spark, self.where = spark, where
+    def __init__(self, spark: SparkSession, where: DeltaLocation, locked: bool = False) -> None:
+        self.spark, self.where, self.locked = spark, where, locked
 
     def locations(self) -> list[DeltaLocation]:
         return [self.where]
@@ -46,7 +46,7 @@ class Quarantine:
         existing = self.where.read(rows.sparkSession).select(*ORIGIN_KEY, "pipeline").alias("q")
         same = [F.col(f"r.{c}").eqNullSafe(F.col(f"q.{c}")) for c in (*ORIGIN_KEY, "pipeline")]
         append_once(rows.alias("r").join(existing, all_of(same), "left_anti"), self.where,
-                    batch.append_id("quarantine"), batch.batch_id)
+                    batch.append_id("quarantine"), batch.batch_id, self.locked)
         return batch.report.quarantined
 
 

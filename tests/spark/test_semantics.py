@@ -8,6 +8,7 @@ import pytest
 from delta.tables import DeltaTable
 
 from devtools.encode import EventWriter
+from cdc_delta.batch.runner import BatchHandler
 from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
 from cdc_delta.errors import SchemaChangeRefused, TruncateRefused, WriterBusy
 from cdc_delta.ops.replay import replay_quarantine
@@ -174,6 +175,25 @@ def test_batch_replayed_after_a_crash_changes_nothing(spark, tmp_path):
     target = DeltaTable.forPath(spark, str(tmp_path / "lake" / "items"))
     meta = json.loads(target.history().filter("operation = 'MERGE'").orderBy("version").first()["userMetadata"])
     assert meta["batch_id"] == 7 and meta["pipeline"] == "t" and meta["offsets"] == {"t/0": 3}
+
+
+@pytest.mark.parametrize("locked", [True, False], ids=["run-holds-the-lock", "users-own-stream"])
+def test_a_replayed_batch_appends_its_tombstones_once(spark, tmp_path, locked):
+    """Under the writer lock the append reads the table's log in the driver and is blind (no
+    txn action: Delta need not rebuild the table's state); a user's own stream lets Delta check
+    by txnAppId. Either way a replay adds nothing."""
+    config = make_config(tmp_path, [items()])
+    h = BatchHandler(spark, config, locked=locked)
+    h.prepare()
+    batch = [PG.event("c", None, row(1), 10, 1), PG.event("d", row(1), None, 20, 2)]
+    for _ in range(2):
+        h.process(raw_batch(spark, batch), 7)
+    folder = tmp_path / "lake" / "items" / "_cdc_tombstones"
+    tombstones = DeltaTable.forPath(spark, str(folder))
+    assert [t["id"] for t in tombstones.toDF().collect()] == [1]
+    [write] = tombstones.history().filter("operation = 'WRITE'").collect()
+    actions = [json.loads(line) for line in (folder / "_delta_log" / f"{write['version']:020d}.json").open()]
+    assert any("txn" in a for a in actions) is not locked
 
 
 def test_many_tables_from_one_input(spark, tmp_path):

@@ -101,10 +101,10 @@ class CurrentState:
                               if sum(r["placeholders"] for r in facts.values()) else lambda: {})
                 figures.inserted, figures.updated, figures.deleted = merge_changes(
                     self.where, changes, view.keys, view.values, "d" in facts, batch.batch_id, batch.app_id,
-                    keys_within)
+                    keys_within, self.locked)
                 figures.toast_unresolved_columns = unresolved()
                 companions.record_unresolved(self.spark, self.where, figures.toast_unresolved_columns,
-                                             batch.batch_id, batch.app_id)
+                                             batch.batch_id, batch.app_id, self.locked)
         finally:
             changes.unpersist()
 
@@ -166,5 +166,5 @@ class CurrentState:
         figures.truncates = fact["n"]
         self.bounds.raise_truncate(fact["seq"])
         figures.truncated_rows = companions.apply_truncate(self.spark, self.where, fact["seq"], fact["ts"],
-                                                           batch.batch_id, batch.append_id("truncate"))
+                                                           batch.batch_id, batch.append_id("truncate"), self.locked)
         return after_truncate(rows, fact["seq"])

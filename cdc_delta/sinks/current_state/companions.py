@@ -21,7 +21,7 @@ def ensure_companions(spark: SparkSession, target: DeltaLocation, key_ddl: str, 
 
 
 def apply_truncate(spark: SparkSession, target: DeltaLocation, truncate_seq: Row,
-                   source_ts: int | None, batch_id: int, app_id: str) -> int:
+                   source_ts: int | None, batch_id: int, app_id: str, locked: bool) -> int:
     """Remove every row older than the truncate and remember its position for the guard."""
     boundary = seq_literal(truncate_seq)
     count = target.read(spark).filter(F.col(SEQ_COLUMN) < boundary).count()
@@ -29,16 +29,16 @@ def apply_truncate(spark: SparkSession, target: DeltaLocation, truncate_seq: Row
         target.table(spark).delete(F.col(SEQ_COLUMN) < boundary)
     marker = spark.createDataFrame([(truncate_seq, source_ts, batch_id)],
                                    f"{SEQ_COLUMN} {SEQ_TYPE}, {TS_COLUMN} bigint, batch_id bigint")
-    append_once(marker, target.child("truncates"), app_id, batch_id)
+    append_once(marker, target.child("truncates"), app_id, batch_id, locked)
     return count
 
 
 def append_tombstones(target: DeltaLocation, changes: DataFrame, keys: list[str], app_id: str,
-                      batch_id: int) -> None:
+                      batch_id: int, locked: bool) -> None:
     """Tombstones are appended (idempotent per batch), not merged: the guard asks whether any
     tombstone of the key is after the change, so older tombstones need no rewrite."""
     deletes = changes.filter(F.col(OP) == "d").select(*[col(k) for k in keys], SEQ_COLUMN, TS_COLUMN)
-    append_once(deletes, target.child("tombstones"), f"{app_id}:tombstones", batch_id)
+    append_once(deletes, target.child("tombstones"), f"{app_id}:tombstones", batch_id, locked)
 
 
 def collect_tombstones(spark: SparkSession, target: DeltaLocation, newest_source_ts: int,
@@ -54,10 +54,10 @@ def collect_tombstones(spark: SparkSession, target: DeltaLocation, newest_source
 
 
 def record_unresolved(spark: SparkSession, target: DeltaLocation, counts: dict[str, int], batch_id: int,
-                      app_id: str) -> None:
+                      app_id: str, locked: bool) -> None:
     """Keep a batch's unresolved TOAST counts beside the table (created when first needed), for
     `status`; idempotent per batch like every append."""
     if counts:
         rows = spark.createDataFrame([(batch_id, c, n) for c, n in counts.items()],
                                      "batch_id bigint, `column` string, `values` bigint")
-        append_once(rows, target.child("toast_unresolved"), f"{app_id}:toast", batch_id)
+        append_once(rows, target.child("toast_unresolved"), f"{app_id}:toast", batch_id, locked)

@@ -17,12 +17,14 @@ from .plan import MergePlan, merge_plan, unresolved_after_merge
 
 def merge_changes(target: DeltaLocation, changes: DataFrame, keys: list[str], values: list[str],
                   has_deletes: bool, batch_id: int, app_id: str,
-                  key_range: tuple[int, int] | None = None) -> tuple[int, int, int]:
+                  key_range: tuple[int, int] | None = None, locked: bool = False) -> tuple[int, int, int]:
     """One MERGE into the target and, side by side with it, the tombstones of its deletes (when
     there are any): two commits to two tables overlap, and either order of landing is safe.
-    Returns the rows inserted, updated and deleted."""
+    `locked`: the run holds the writer lock (see lake/writes.py: append_once). Returns the
+    rows inserted, updated and deleted."""
     with ThreadPoolExecutor(max_workers=1) as pool:
-        tombstones = pool.submit(append_tombstones, target, changes, keys, app_id, batch_id) if has_deletes else None
+        tombstones = (pool.submit(append_tombstones, target, changes, keys, app_id, batch_id, locked)
+                      if has_deletes else None)
         metrics = _run_merge(target, changes, merge_plan(keys, values, key_range))
         if tombstones is not None:
             tombstones.result()

@@ -31,7 +31,7 @@ class History:
                  locked: bool = True) -> None:
         self.spark, self.spec, self.where, self.hooks = spark, spec, where, hooks
         self.name = spec.name
-        self.log = ChangeLog(spark, where)
+        self.log = ChangeLog(spark, where, locked)
         self.columns: set[str] | None = None     # the table's columns, once read
 
     def locations(self) -> list[DeltaLocation]:

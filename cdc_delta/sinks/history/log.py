@@ -19,8 +19,8 @@ META = f"{quote(OP)} string, {quote(SEQ_COLUMN)} {SEQ_TYPE}, {quote(TS_COLUMN)} 
 
 
 class ChangeLog:
-    def __init__(self, spark: SparkSession, where: DeltaLocation) -> None:
-        self.spark = spark
+    def __init__(self, spark: SparkSession, where: DeltaLocation, locked: bool) -> None:
+        self.spark, self.locked = spark, locked
         self.changes, self.truncates = where.child("changes"), where.child("truncates")
 
     def locations(self) -> list[DeltaLocation]:
@@ -46,7 +46,7 @@ class ChangeLog:
         same = all_of([F.col(f"n.{quote(k)}") == F.col(f"o.{quote(k)}") for k in keys]
                       + [F.col("n.at").eqNullSafe(F.col("o.at"))])
         new = first.select("*", at).alias("n").join(logged.alias("o"), same, "left_anti").drop("at")
-        append_once(new, self.changes, f"{app_id}:history", batch_id)
+        append_once(new, self.changes, f"{app_id}:history", batch_id, self.locked)
 
     def record_truncates(self, truncates: DataFrame, app_id: str, batch_id: int) -> None:
         """The batch's truncates the log does not hold yet."""
@@ -54,7 +54,7 @@ class ChangeLog:
         held = self.truncates.read(self.spark).select(at)
         new = truncates.select(SEQ_COLUMN, TS_COLUMN, at).alias("n").join(
             held.alias("o"), F.col("n.at").eqNullSafe(F.col("o.at")), "left_anti")
-        append_once(new.drop("at"), self.truncates, f"{app_id}:history-truncates", batch_id)
+        append_once(new.drop("at"), self.truncates, f"{app_id}:history-truncates", batch_id, self.locked)
 
     def read(self) -> DataFrame:
         return self.changes.read(self.spark)
