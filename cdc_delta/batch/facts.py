@@ -48,8 +48,8 @@ def count_origins(origins: list[Row], report: BatchReport) -> int:
 
 def table_facts(changes: Mapping[str, DataFrame], views: Mapping[str, TableView],
                 wanted: Mapping[str, dict[str, Column]]) -> tuple[dict[str, dict[str, Row]], int]:
-    """One job for all tables: per table and op of its good changes, the count, newest position,
-    newest source time, the range of the first key (when it is an integer), key changes,
+    """One job for all tables: per table and op of its good changes, the count, newest and
+    oldest position, newest source time, the range of the first key (when it is an integer), key changes,
     changes with TOAST placeholders and the sums of the flags its sinks asked for (`wanted`:
     per table, name -> boolean Column); and the number of bad changes of all tables."""
     names = sorted({n for flags in wanted.values() for n in flags})
@@ -63,7 +63,8 @@ def table_facts(changes: Mapping[str, DataFrame], views: Mapping[str, TableView]
     for p in parts[1:]:
         every = every.unionAll(p)
     rows = every.groupBy("table", OP, "ok").agg(
-        F.count(F.lit(1)).alias("n"), F.max(SEQ_COLUMN).alias("seq"), F.max(TS_COLUMN).alias("ts"),
+        F.count(F.lit(1)).alias("n"), F.max(SEQ_COLUMN).alias("seq"), F.min(SEQ_COLUMN).alias("seq_min"),
+        F.max(TS_COLUMN).alias("ts"),
         F.min("key").alias("key_min"), F.max("key").alias("key_max"),
         F.sum(F.col("kc").cast("int")).alias("key_changes"), F.sum(F.col("ph").cast("int")).alias("placeholders"),
         *[F.sum(F.col(n).cast("int")).alias(n) for n in names]).collect()

@@ -22,6 +22,23 @@ def seq_order(row: Row) -> tuple[Any, ...]:
     return tuple((0,) if row[name] is None else (1, row[name]) for name, _ in SEQ_FIELDS)
 
 
+def possibly_after(position: Column, row: Row) -> Column:
+    """A condition on a position's two leading fields that every position after `row` meets
+    (Spark's order: field by field, null first). Not exact alone; beside the exact comparison
+    it lets Delta skip the files whose statistics lie wholly at or before `row`."""
+    (text, _), (p1, _) = SEQ_FIELDS[:2]
+    field_text, field_p1 = position.getField(text), position.getField(p1)
+    p1_not_before = F.lit(True) if row[p1] is None else field_p1 >= F.lit(row[p1])
+    if row[text] is None:
+        return field_text.isNotNull() | p1_not_before
+    return (field_text > F.lit(row[text])) | ((field_text == F.lit(row[text])) & p1_not_before)
+
+
+def oldest(rows: list[Row | None]) -> Row | None:
+    known = [r for r in rows if r is not None]
+    return min(known, key=seq_order, default=None)
+
+
 def newer(a: Row | None, b: Row | None) -> Row | None:
     if a is None or b is None:
         return a if b is None else b

@@ -23,6 +23,7 @@ from ...lake.tables import META_COLUMNS, DeltaLocation, columns_ddl, create_if_m
 from ...steps.changes import ROW_OPS
 from ...steps.guard import guard
 from ...steps.news import news
+from ...steps.position import oldest, possibly_after
 from ...steps.reduce import reduce_to_last_change
 from ...steps.truncate_barrier import after_truncate
 from ...steps.view import TableView
@@ -152,10 +153,14 @@ class CurrentState:
         return GuardBounds.load(self.spark, self.where)
 
     def _tombstones_to_check(self, facts: dict[str, Row]) -> DataFrame | None:
-        """The tombstone table, when some change of the batch is older than its newest row."""
+        """The tombstones after the batch's oldest change (Delta skips the files wholly before
+        it, so a long-running table reads only its recent tombstones), when some change of the
+        batch is older than the newest tombstone."""
         if not any(r["older_than_tombstone"] for r in facts.values()):
             return None
-        return self.where.child("tombstones").read(self.spark)
+        since = oldest([r["seq_min"] for r in facts.values()])
+        tombstones = self.where.child("tombstones").read(self.spark)
+        return tombstones if since is None else tombstones.filter(possibly_after(F.col(SEQ_COLUMN), since))
 
     def _truncate(self, batch: BatchContext, fact: Row, rows: DataFrame, figures: TableFigures) -> DataFrame:
         policy = self.spec.truncate
