@@ -49,9 +49,9 @@ def count_origins(origins: list[Row], report: BatchReport) -> int:
 def table_facts(changes: Mapping[str, DataFrame], views: Mapping[str, TableView],
                 wanted: Mapping[str, dict[str, Column]]) -> tuple[dict[str, dict[str, Row]], int]:
     """One job for all tables: per table and op of its good changes, the count, newest and
-    oldest position, newest source time, the range of the first key (when it is an integer), key changes,
-    changes with TOAST placeholders and the sums of the flags its sinks asked for (`wanted`:
-    per table, name -> boolean Column); and the number of bad changes of all tables."""
+    oldest position, newest source time, the range of the first key (when it is an integer),
+    key changes, changes with TOAST placeholders and the sums of the flags its sinks asked for
+    (`wanted`: per table, name -> boolean Column); and the number of bad changes of all tables."""
     names = sorted({n for flags in wanted.values() for n in flags})
     parts = [df.select(F.lit(name).alias("table"), OP, F.col(ERROR).isNull().alias("ok"), SEQ_COLUMN, TS_COLUMN,
                        _orderable_key(views[name]).alias("key"),

@@ -35,6 +35,7 @@ def possibly_after(position: Column, row: Row) -> Column:
 
 
 def oldest(rows: list[Row | None]) -> Row | None:
+    """The oldest of some positions (None where unknown), in Spark's order."""
     known = [r for r in rows if r is not None]
     return min(known, key=seq_order, default=None)
 
