@@ -86,18 +86,20 @@ class DeltaLocation:
     def newest_version(self) -> int | None:
         """The newest commit of a table on local disk (read from the folder, without a Spark
         job), else None. Delta writes each commit file whole, so the highest is the newest."""
-        log = self._local_log()
-        versions = [int(f.name[:20]) for f in log.iterdir() if COMMIT_FILE.fullmatch(f.name)] if log else []
-        return max(versions, default=None)
+        commits = self._commit_files()
+        return int(commits[0].name[:20]) if commits else None
 
     def commits_newest_first(self) -> Iterator[dict[str, Any]] | None:
         """The commitInfo of each commit of a table on local disk, newest first (read from the
         folder, without a Spark job), else None."""
-        log = self._local_log()
-        if log is None:
+        if self._local_log() is None:
             return None
-        versions = sorted((f.name for f in log.iterdir() if COMMIT_FILE.fullmatch(f.name)), reverse=True)
-        return (_commit_info(log / name) for name in versions)
+        return (_commit_info(commit) for commit in self._commit_files())
+
+    def _commit_files(self) -> list[Path]:
+        """The commit files of a table on local disk, newest first (none elsewhere)."""
+        log = self._local_log()
+        return sorted((f for f in log.iterdir() if COMMIT_FILE.fullmatch(f.name)), reverse=True) if log else []
 
     def _local_log(self) -> Path | None:
         folder = self.local_folder
