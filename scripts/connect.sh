@@ -14,10 +14,11 @@ KAFKA_VERSION=4.1.1
 # served by Maven Central here, and one Debezium version for both connectors is simpler.
 DEBEZIUM_VERSION=3.5.0.Final
 LOG4J_VERSION=2.24.3
+SLF4J_VERSION=2.0.17   # binds log4j-slf4j2-impl; Kafka's own SLF4J 1.7 would drop every log line
 KAFKA_PORT=${KAFKA_PORT:-9092}
 PORT=${CONNECT_PORT:-8083}
 CACHE=${CDC_DELTA_CACHE:-$HOME/.cache/cdc-delta}
-LIBS=$CACHE/connect-$KAFKA_VERSION/libs
+LIBS=$CACHE/connect-$KAFKA_VERSION-slf4j-$SLF4J_VERSION/libs
 PLUGINS=$CACHE/debezium-$DEBEZIUM_VERSION
 HOME_DIR=${CDC_DELTA_CONNECT_HOME:-/tmp/cdc-delta-connect-$PORT}
 PID_FILE=$HOME_DIR/worker.pid
@@ -46,7 +47,7 @@ fetch() {
     echo "fetching Kafka Connect $KAFKA_VERSION from Maven Central into $LIBS"
     maven_copy "$LIBS" "none" org.apache.kafka:connect-runtime:$KAFKA_VERSION \
       org.apache.kafka:connect-json:$KAFKA_VERSION org.apache.kafka:connect-transforms:$KAFKA_VERSION \
-      org.apache.logging.log4j:log4j-slf4j2-impl:$LOG4J_VERSION org.apache.logging.log4j:log4j-core:$LOG4J_VERSION
+      org.slf4j:slf4j-api:$SLF4J_VERSION org.apache.logging.log4j:log4j-slf4j2-impl:$LOG4J_VERSION org.apache.logging.log4j:log4j-core:$LOG4J_VERSION
     touch "$LIBS/.complete"
   fi
   local connector

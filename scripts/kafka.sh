@@ -9,11 +9,14 @@ set -euo pipefail
 source "$(dirname "$0")/process.sh"
 KAFKA_VERSION=4.1.1
 LOG4J_VERSION=2.24.3
+# Kafka depends on SLF4J 1.7, which finds no binding in log4j-slf4j2-impl and drops every log
+# line, a fatal one too: SLF4J 2 binds it, so a broker that exits says why in its log.
+SLF4J_VERSION=2.0.17
 PORT=${KAFKA_PORT:-9092}
 CONTROLLER_PORT=${KAFKA_CONTROLLER_PORT:-9093}
 SASL_PORT=${KAFKA_SASL_PORT:-$((PORT + 2))}
 CACHE=${CDC_DELTA_CACHE:-$HOME/.cache/cdc-delta}
-LIBS=$CACHE/kafka-$KAFKA_VERSION/libs
+LIBS=$CACHE/kafka-$KAFKA_VERSION-slf4j-$SLF4J_VERSION/libs
 HOME_DIR=${CDC_DELTA_KAFKA_HOME:-/tmp/cdc-delta-kafka-$PORT}
 PID_FILE=$HOME_DIR/broker.pid
 
@@ -26,6 +29,7 @@ fetch() {
 <groupId>cdc-delta</groupId><artifactId>kafka-broker</artifactId><version>1</version><dependencies>
 <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>$KAFKA_VERSION</version></dependency>
 <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>$KAFKA_VERSION</version></dependency>
+<dependency><groupId>org.slf4j</groupId><artifactId>slf4j-api</artifactId><version>$SLF4J_VERSION</version></dependency>
 <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-slf4j2-impl</artifactId><version>$LOG4J_VERSION</version></dependency>
 <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-core</artifactId><version>$LOG4J_VERSION</version></dependency>
 </dependencies></project>
