@@ -14,11 +14,12 @@ from cdc_delta import cli
 from cdc_delta.config import load_config
 
 from ..conftest import REPO
+from ..ports import KAFKA
 from ..readme_examples import python_examples
 from ..spark.helpers import table_rows
 
 pytestmark = pytest.mark.slow
-KAFKA_PORT = int(os.environ.get("CDC_DELTA_TEST_API_KAFKA_PORT", "19592"))
+KAFKA_PORT = int(os.environ.get("CDC_DELTA_TEST_API_KAFKA_PORT", str(KAFKA["api"])))
 
 
 def test_user_owned_foreach_batch_equals_cdc_delta_run(spark, broker, tmp_path, monkeypatch):

@@ -12,11 +12,12 @@ import sys
 import pytest
 
 from ..conftest import REPO
+from ..ports import KAFKA
 
 # opt-in (about 10 minutes here): CDC_DELTA_BENCH_TESTS=1 bash scripts/test.sh tests/integration/test_benchmarks.py
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(os.environ.get("CDC_DELTA_BENCH_TESTS") != "1",
                                                    reason="benchmark harness smoke; set CDC_DELTA_BENCH_TESTS=1")]
-KAFKA_PORT = 19892
+KAFKA_PORT = KAFKA["benchmarks"]
 
 
 def test_benchmark_smoke(tmp_path):

@@ -24,11 +24,13 @@ from devtools.sandbox.databases import (Database, create_database, create_tables
 from devtools.sandbox.workload import Counts, Workload
 
 from ..conftest import REPO
+from ..ports import CONNECT, KAFKA, MARIADB, POSTGRES
 
 pytestmark = pytest.mark.slow
-KAFKA_PORT = 19192
-PORTS = {"KAFKA_PORT": str(KAFKA_PORT), "KAFKA_CONTROLLER_PORT": str(KAFKA_PORT + 1), "CONNECT_PORT": "18083",
-         "PG_PORT": "15432", "MARIADB_PORT": "13306"}
+KAFKA_PORT = KAFKA["databases"]
+PORTS = {"KAFKA_PORT": str(KAFKA_PORT), "KAFKA_CONTROLLER_PORT": str(KAFKA_PORT + 1),
+         "CONNECT_PORT": str(CONNECT["databases"]), "PG_PORT": str(POSTGRES["databases"]),
+         "MARIADB_PORT": str(MARIADB["databases"])}
 BOOTSTRAP = f"127.0.0.1:{KAFKA_PORT}"
 CONNECT = f"http://127.0.0.1:{PORTS['CONNECT_PORT']}"
 SERVICES = ("kafka", "postgres", "mariadb", "connect")   # started in this order, stopped in reverse

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ..conftest import REPO
+from ..ports import KAFKA
 
 pytestmark = pytest.mark.slow
 
@@ -56,7 +57,7 @@ def without_virtual_env() -> dict[str, str]:
     active = os.environ.get("VIRTUAL_ENV")
     if active:
         env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not p.startswith(active))
-    return {**env, "KAFKA_PORT": "19492", "KAFKA_CONTROLLER_PORT": "19493"}
+    return {**env, "KAFKA_PORT": str(KAFKA["demo"]), "KAFKA_CONTROLLER_PORT": str(KAFKA["demo"] + 1)}
 
 
 def test_demo_from_a_clean_clone_in_a_fresh_virtual_environment(tmp_path):

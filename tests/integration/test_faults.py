@@ -20,13 +20,14 @@ from devtools.encode import EventWriter
 from cdc_delta.infra.kafka_io import create_topics, produce
 
 from ..conftest import REPO
+from ..ports import KAFKA
 from ..spark.helpers import quarantine_rows, table_rows
 from ..workload import TABLE, history, kafka_records, reference
 from .conftest import kafka_env
 from .processes import CdcDeltaProcess
 from .test_kafka import metrics, write_config
 
-KAFKA_PORT = 19292
+KAFKA_PORT = KAFKA["faults"]
 
 pytestmark = pytest.mark.slow
 COLUMNS = {"id": "bigint", "note": "string"}

@@ -19,12 +19,13 @@ from cdc_delta.config import load_config
 from cdc_delta.infra.kafka_io import create_topics, produce
 
 from ..conftest import FIXTURES, REPO, fixture_lines, read_jsonl
+from ..ports import KAFKA, SPARK_MASTER
 from ..spark.helpers import quarantine_rows, table_rows
 from ..workload import TABLE, history, kafka_records, reference
 from .processes import CdcDeltaProcess
 
 pytestmark = pytest.mark.slow
-KAFKA_PORT = int(os.environ.get("CDC_DELTA_TEST_KAFKA_PORT", "19092"))
+KAFKA_PORT = int(os.environ.get("CDC_DELTA_TEST_KAFKA_PORT", str(KAFKA["kafka"])))
 BOOTSTRAP = f"127.0.0.1:{KAFKA_PORT}"
 
 
@@ -170,9 +171,9 @@ def test_status_reports_lag(spark, broker, tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def spark_cluster():
-    env = {**os.environ, "SPARK_MASTER_PORT": "17077"}
+    env = {**os.environ, "SPARK_MASTER_PORT": str(SPARK_MASTER["kafka"])}
     subprocess.run(["bash", "scripts/spark-cluster.sh", "start"], cwd=REPO, env=env, check=True)
-    yield "spark://127.0.0.1:17077"
+    yield f"spark://127.0.0.1:{SPARK_MASTER['kafka']}"
     subprocess.run(["bash", "scripts/spark-cluster.sh", "stop"], cwd=REPO, env=env, check=False)
 
 

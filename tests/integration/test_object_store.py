@@ -19,10 +19,11 @@ import yaml
 from cdc_delta.infra.kafka_io import create_topics, produce
 
 from ..conftest import REPO
+from ..ports import KAFKA, S3
 from ..workload import COLUMNS, TABLE, history, kafka_records, reference
 
-KAFKA_PORT = 19392
-S3_PORT = 19692
+KAFKA_PORT = KAFKA["object_store"]
+S3_PORT = S3["object_store"]
 ACCESS_KEY, SECRET_KEY = "cdc", "cdc-s3-secret-for-tests"
 BUCKET = "lake"
 

@@ -23,10 +23,11 @@ from cdc_delta.infra.kafka_io import create_topics, produce, read_topic
 from devtools.encode import EventWriter
 
 from ..conftest import REPO
+from ..ports import KAFKA
 from ..spark.helpers import table_rows
 from .test_kafka import metrics, write_config
 
-KAFKA_PORT = 19692
+KAFKA_PORT = KAFKA["routes"]
 pytestmark = pytest.mark.slow
 
 COLUMNS = {"txn_id": "bigint", "acc_id": "bigint", "txn_value": "decimal(12,2)", "txn_type": "string"}

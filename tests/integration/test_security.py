@@ -18,11 +18,12 @@ from cdc_delta.config import load_config
 from cdc_delta.infra.kafka_io import create_topics, produce, read_topic
 
 from ..conftest import REPO
+from ..ports import KAFKA
 from ..spark.helpers import quarantine_rows, table_rows
 from ..workload import TABLE, history, kafka_records, reference
 
 pytestmark = pytest.mark.slow
-PORT = 19792
+PORT = KAFKA["security"]
 PLANTED = "Planted-pw-5e1f9c"
 WRONG = "Wrong-planted-pw-77ab"
 SASL = f"127.0.0.1:{PORT + 2}"
