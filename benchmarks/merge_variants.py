@@ -7,7 +7,8 @@ Runs the benchmark stream's first batches through the batch handler in one proce
 captures the MERGE source of the last one, then runs each variant's MERGE of that source into a
 fresh copy of the table as it was before it, in turns. Variants: today's plan; the same on a
 table with deletion vectors; a plan whose TOAST CASE covers only the columns that have a
-placeholder in this source (the others take the change's value); both. Printed: each round's
+placeholder in this source (the others take the change's value); both; the seed recipe's
+clauses (key only, no guard, no CASE). Printed: each round's
 seconds and each variant's warm mean (rounds after the first) over today's plan.
 """
 
@@ -22,7 +23,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from cdc_delta.frame import toast_column
+from cdc_delta.frame import OP, toast_column
 from cdc_delta.infra.names import quote
 from cdc_delta.infra.session import get_spark
 from cdc_delta.lake.tables import DeltaLocation
@@ -50,7 +51,8 @@ def main(argv: list[str] | None = None) -> None:
     spark.sql(f"ALTER TABLE delta.{quote(str(with_dv))} SET TBLPROPERTIES ({DELETION_VECTORS})")
     narrow, narrow_plan = toast_only(source, plan)
     variants = {"plan": (source, plan, before), "plan+dv": (source, plan, with_dv),
-                "toast-only": (narrow, narrow_plan, before), "toast-only+dv": (narrow, narrow_plan, with_dv)}
+                "toast-only": (narrow, narrow_plan, before), "toast-only+dv": (narrow, narrow_plan, with_dv),
+                "recipe-shape": (source, recipe_shape(plan), before)}
     seconds: dict[str, list[float]] = {name: [] for name in variants}
     table = args.work / "table"
     for round_ in range(args.rounds):
@@ -91,6 +93,14 @@ def capture_last_merge(spark: SparkSession, work: Path, rows: int) -> tuple[Data
     source = spark.read.parquet(str(work / "source")).persist()
     source.count()
     return source, captured["plan"], before
+
+
+def recipe_shape(plan: MergePlan) -> MergePlan:
+    """The seed recipe's MERGE on the same source: the key alone, no position guard, no TOAST
+    CASE (what cdc-delta's clauses cost over the recipe's, on one source and table)."""
+    on = plan.on.split(" AND t.")[0] if " BETWEEN " in plan.on else plan.on
+    return replace(plan, on=on, delete_when=f"s.{OP} = 'd'", update_when=f"s.{OP} <> 'd'",
+                   update_set={c: v for c, v in plan.insert_values.items()})
 
 
 def toast_only(source: DataFrame, plan: MergePlan) -> tuple[DataFrame, MergePlan]:
