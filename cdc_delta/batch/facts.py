@@ -50,13 +50,14 @@ def table_facts(changes: Mapping[str, DataFrame], views: Mapping[str, TableView]
                 wanted: Mapping[str, dict[str, Column]]) -> tuple[dict[str, dict[str, Row]], int]:
     """One job for all tables: per table and op of its good changes, the count, newest and
     oldest position, newest source time, the range of the first key (when it is an integer),
-    key changes, changes with TOAST placeholders and the sums of the flags its sinks asked for
-    (`wanted`: per table, name -> boolean Column); and the number of bad changes of all tables."""
+    key changes, the columns in which a change still has a TOAST placeholder and the sums of
+    the flags its sinks asked for (`wanted`: per table, name -> boolean Column); and the
+    number of bad changes of all tables."""
     names = sorted({n for flags in wanted.values() for n in flags})
     parts = [df.select(F.lit(name).alias("table"), OP, F.col(ERROR).isNull().alias("ok"), SEQ_COLUMN, TS_COLUMN,
                        _orderable_key(views[name]).alias("key"),
                        col(previous_key(views[name].keys[0])).isNotNull().alias("kc"),
-                       _any_placeholder(views[name]).alias("ph"),
+                       _placeholder_columns(views[name]).alias("phc"),
                        *[wanted.get(name, {}).get(n, F.lit(False)).alias(n) for n in names])
              for name, df in changes.items()]
     every = parts[0]
@@ -66,7 +67,8 @@ def table_facts(changes: Mapping[str, DataFrame], views: Mapping[str, TableView]
         F.count(F.lit(1)).alias("n"), F.max(SEQ_COLUMN).alias("seq"), F.min(SEQ_COLUMN).alias("seq_min"),
         F.max(TS_COLUMN).alias("ts"),
         F.min("key").alias("key_min"), F.max("key").alias("key_max"),
-        F.sum(F.col("kc").cast("int")).alias("key_changes"), F.sum(F.col("ph").cast("int")).alias("placeholders"),
+        F.sum(F.col("kc").cast("int")).alias("key_changes"),
+        F.array_sort(F.array_distinct(F.flatten(F.collect_set("phc")))).alias("placeholder_columns"),
         *[F.sum(F.col(n).cast("int")).alias(n) for n in names]).collect()
     facts: dict[str, dict[str, Row]] = {}
     for r in rows:
@@ -82,7 +84,7 @@ def _orderable_key(view: TableView) -> Column:
     return col(first).cast("bigint") if kind == "integral" else F.lit(None).cast("bigint")
 
 
-def _any_placeholder(view: TableView) -> Column:
-    """The change still has a TOAST placeholder after its own `before` image was asked."""
-    flags = [col(unavailable(c)) for c in view.values]
-    return F.greatest(*flags) if len(flags) > 1 else (flags[0] if flags else F.lit(False))
+def _placeholder_columns(view: TableView) -> Column:
+    """The names of the columns whose value is still a TOAST placeholder."""
+    names = [F.when(col(unavailable(c)), F.lit(c)) for c in view.values]
+    return F.array_compact(F.array(*names, F.lit(None).cast("string")))

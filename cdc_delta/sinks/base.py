@@ -43,7 +43,7 @@ class TableInput:
     view: TableView
     changes: DataFrame                 # the table's good changes, in no order
     # per op of those changes: n, seq (newest position), ts (newest source time), key_changes,
-    # placeholders, and the sums of the sink's own fact columns (see TableSink.fact_columns)
+    # placeholder_columns, and the sums of the sink's own fact columns (see TableSink.fact_columns)
     facts: Mapping[str, Row]
 
     def key_range(self) -> tuple[int, int] | None:

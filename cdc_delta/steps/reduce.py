@@ -13,25 +13,33 @@ from .view import TableView
 LAST = scratch("last")
 
 
-def reduce_to_last_change(changes: DataFrame, view: TableView) -> DataFrame:
+def reduce_to_last_change(changes: DataFrame, view: TableView, toasted: list[str] | None = None) -> DataFrame:
     """Per key, the last change of the batch. Where its value of a column is a TOAST
     placeholder, the value comes from the newest earlier change of the key in the batch that
     has one (a delete between them leaves no value), and `toast_column(c)` says where it came
     from: {seq: that change's position or null, known: it had a value}. The MERGE takes the
     stored value instead when the stored row is newer than that change (see the current-state
     sink's plan), so a value is never carried from a change the table would reject. Changes
-    reach this step already guarded against tombstones and truncates."""
+    reach this step already guarded against tombstones and truncates.
+
+    `toasted`: the columns in which some change of the batch has a placeholder (the batch's
+    facts; None: any column). Only these get a donor and a `toast_column`: elsewhere the last
+    change's value is the value, as it would be, and the MERGE takes it as it is."""
     values = view.values
+    toasted = values if toasted is None else [c for c in values if c in toasted]
     last = F.max_by(F.struct(
-        OP, SEQ_COLUMN, TS_COLUMN, *[col(c) for c in values], *[col(unavailable(c)) for c in values]),
+        OP, SEQ_COLUMN, TS_COLUMN, *[col(c) for c in values], *[col(unavailable(c)) for c in toasted]),
         SEQ_COLUMN)
     deleted = F.col(OP) == "d"
     donors = [F.max_by(F.struct(col(c).alias("v"), F.col(SEQ_COLUMN).alias("seq"), (~deleted).alias("known")),
                        F.when(deleted | ~col(unavailable(c)), F.col(SEQ_COLUMN))).alias(scratch("c", c))
-              for c in values]
+              for c in toasted]
     grouped = changes.groupBy(*[col(k) for k in view.keys]).agg(last.alias(LAST), *donors)
     out = [col(k) for k in view.keys] + [F.col(LAST).getField(n).alias(n) for n in (OP, SEQ_COLUMN, TS_COLUMN)]
     for c in values:
+        if c not in toasted:
+            out.append(F.col(LAST).getField(c).alias(c))
+            continue
         placeholder = F.col(LAST).getField(unavailable(c))
         donor = col(scratch("c", c))
         known = F.coalesce(donor.getField("known"), F.lit(False))

@@ -104,6 +104,17 @@ def test_reduce_keeps_the_last_change_per_key_and_says_where_a_toast_value_came_
     assert_df_equality(narrowed, expected, ignore_nullable=True, ignore_row_order=True)
 
 
+def test_reduce_gives_no_donor_to_a_column_without_placeholders(spark, view):
+    """With the batch's placeholder columns known, a column outside them takes the last
+    change's value and has no `toast_column`: what the full reduce gives it, as it is."""
+    changes = changes_frame(spark, [(1, "a", False, "c", 1), (1, "b", False, "u", 2), (2, None, False, "d", 3)])
+    narrowed = reduce_to_last_change(changes, view, toasted=[])
+    assert toast_column("note") not in narrowed.columns
+    full = reduce_to_last_change(changes, view)
+    assert full.filter(col(toast_column("note")).isNotNull()).count() == 0
+    assert_df_equality(narrowed, full.drop(toast_column("note")), ignore_row_order=True)
+
+
 def test_truncate_barrier_keeps_only_changes_after_the_truncate(spark):
     changes = spark.createDataFrame([(i, seq(i)) for i in (1, 2, 3)], SEQ_SCHEMA)
     assert_df_equality(after_truncate(changes, seq(2)), changes.filter("id = 3"))

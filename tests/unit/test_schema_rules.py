@@ -62,6 +62,13 @@ def test_merge_plan_guards_and_keeps_toast_values():
     assert set(plan.insert_values) == {"`id`", "`note`", "`_cdc_seq`", "`_cdc_source_ts`"}
 
 
+def test_only_columns_that_may_hold_a_placeholder_get_the_toast_case():
+    plan = merge_plan(["id"], ["note", "qty"], toasted=["note"])
+    assert plan.update_set["`note`"].startswith("CASE WHEN s.`_cdc_toast_note` IS NOT NULL")
+    assert plan.update_set["`qty`"] == "s.`qty`"
+    assert merge_plan(["id"], ["note", "qty"], toasted=[]).update_set["`note`"] == "s.`note`"
+
+
 def test_the_merge_reads_only_stored_rows_within_the_key_range_of_the_changes():
     plan = merge_plan(["id", "region"], ["note"], (17, 4096))
     assert plan.on == "t.`id` = s.`id` AND t.`region` = s.`region` AND t.`id` BETWEEN 17 AND 4096"

@@ -26,7 +26,6 @@ from ...steps.news import news
 from ...steps.position import oldest, possibly_after
 from ...steps.reduce import reduce_to_last_change
 from ...steps.truncate_barrier import after_truncate
-from ...steps.view import TableView
 from ..base import TableInput
 from . import companions
 from .bounds import GuardBounds
@@ -93,16 +92,17 @@ class CurrentState:
             if sum(r["key_changes"] for r in facts.values()):
                 stored = self.where.recent_rows(self.spark, KEY_CHANGE_LOOKBACK_VERSIONS)
                 rows = carry_across_key_change(rows, stored, view)
-            changes = reduce_to_last_change(rows, view).persist()
+            toasted = sorted({c for r in facts.values() for c in r["placeholder_columns"]})
+            changes = reduce_to_last_change(rows, view, toasted).persist()
         try:
             if "d" in facts:   # raised before the write: a tombstone may land without its MERGE
                 self.bounds.raise_tombstone(facts["d"]["seq"])
             with self.hooks.during("merge"), report.phase("merge"), ThreadPoolExecutor(max_workers=1) as beside:
-                unresolved = (self._count_unresolved(beside, changes, view, keys_within)
-                              if sum(r["placeholders"] for r in facts.values()) else lambda: {})
+                unresolved = (self._count_unresolved(beside, changes, view.keys, toasted, keys_within)
+                              if toasted else lambda: {})
                 figures.inserted, figures.updated, figures.deleted = merge_changes(
                     self.where, changes, view.keys, view.values, "d" in facts, batch.batch_id, batch.app_id,
-                    keys_within, self.locked)
+                    keys_within, self.locked, toasted)
                 figures.toast_unresolved_columns = unresolved()
                 companions.record_unresolved(self.spark, self.where, figures.toast_unresolved_columns,
                                              batch.batch_id, batch.app_id, self.locked)
@@ -131,14 +131,13 @@ class CurrentState:
         reads): a route must not decide against a snapshot Spark kept from an earlier batch."""
         return where.read(self.spark, where.newest_version() if self.locked else None)
 
-    def _count_unresolved(self, beside: ThreadPoolExecutor, changes: DataFrame, view: TableView,
+    def _count_unresolved(self, beside: ThreadPoolExecutor, changes: DataFrame, keys: list[str], toasted: list[str],
                           keys_within: tuple[int, int] | None) -> Callable[[], dict[str, int]]:
         """The TOAST count of the MERGE about to run, against the version that MERGE reads.
         Under the writer lock that version is the newest on disk, so the count reads it beside
         the MERGE; otherwise another writer may commit first, and the count runs before it."""
         version = self.where.newest_version() if self.locked else None
-        count = partial(count_unresolved, self.spark, self.where, changes, view.keys, view.values, keys_within,
-                        version)
+        count = partial(count_unresolved, self.spark, self.where, changes, keys, toasted, keys_within, version)
         if version is None:
             counted = count()
             return lambda: counted

@@ -17,15 +17,17 @@ from .plan import MergePlan, merge_plan, unresolved_after_merge
 
 def merge_changes(target: DeltaLocation, changes: DataFrame, keys: list[str], values: list[str],
                   has_deletes: bool, batch_id: int, app_id: str,
-                  key_range: tuple[int, int] | None = None, locked: bool = False) -> tuple[int, int, int]:
+                  key_range: tuple[int, int] | None = None, locked: bool = False,
+                  toasted: list[str] | None = None) -> tuple[int, int, int]:
     """One MERGE into the target and, side by side with it, the tombstones of its deletes (when
     there are any): two commits to two tables overlap, and either order of landing is safe.
-    `locked`: the run holds the writer lock (see lake/writes.py: append_once). Returns the
+    `locked`: the run holds the writer lock (see lake/writes.py: append_once); `toasted`: the
+    columns that may hold a placeholder (see plan.merge_plan). Returns the
     rows inserted, updated and deleted."""
     with ThreadPoolExecutor(max_workers=1) as pool:
         tombstones = (pool.submit(append_tombstones, target, changes, keys, app_id, batch_id, locked)
                       if has_deletes else None)
-        metrics = _run_merge(target, changes, merge_plan(keys, values, key_range))
+        metrics = _run_merge(target, changes, merge_plan(keys, values, key_range, toasted))
         if tombstones is not None:
             tombstones.result()
     return (metrics.get("num_inserted_rows", 0), metrics.get("num_updated_rows", 0),

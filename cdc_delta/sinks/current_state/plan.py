@@ -32,13 +32,17 @@ class MergePlan:
     insert_values: dict[str, str]
 
 
-def merge_plan(keys: list[str], values: list[str], key_range: tuple[int, int] | None = None) -> MergePlan:
+def merge_plan(keys: list[str], values: list[str], key_range: tuple[int, int] | None = None,
+               toasted: list[str] | None = None) -> MergePlan:
     """`key_range`: the lowest and highest first key of the changes (an integer key): a
-    condition on the target alone, by which Delta skips files whose key statistics lie outside."""
+    condition on the target alone, by which Delta skips files whose key statistics lie outside.
+    `toasted`: the columns that may hold a placeholder (None: all), the only ones with a CASE
+    (the reduced changes have a `toast_column` for these only)."""
     on = " AND ".join(f"t.{quote(k)} = s.{quote(k)}" for k in keys)
     if key_range is not None:
         on += f" AND t.{quote(keys[0])} BETWEEN {int(key_range[0])} AND {int(key_range[1])}"
-    update = {quote(c): f"CASE WHEN {stored_value_wins(c)} THEN t.{quote(c)} ELSE s.{quote(c)} END" for c in values}
+    update = {quote(c): (f"CASE WHEN {stored_value_wins(c)} THEN t.{quote(c)} ELSE s.{quote(c)} END"
+                         if toasted is None or c in toasted else f"s.{quote(c)}") for c in values}
     update.update({SEQ_COLUMN: f"s.{SEQ_COLUMN}", TS_COLUMN: f"s.{TS_COLUMN}"})
     inserted = [*keys, *values, SEQ_COLUMN, TS_COLUMN]
     return MergePlan(
