@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the test suite; arguments go to pytest (e.g. -m "not slow" for the quick set).
 # Two workers, one test file each at a time: much of an end-to-end test is JVM start-up and
-# waiting on services, which the other worker overlaps. Every module has its own ports. (Three
+# waiting on services, which the other worker overlaps. Every module has its own ports, from
+# tests/ports.py, checked for overlaps by tests/unit/test_ports.py. (Three
 # overloaded these 2 cores: brokers stopped answering Spark's admin client in time.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
