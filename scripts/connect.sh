@@ -47,7 +47,8 @@ fetch() {
     echo "fetching Kafka Connect $KAFKA_VERSION from Maven Central into $LIBS"
     maven_copy "$LIBS" "none" org.apache.kafka:connect-runtime:$KAFKA_VERSION \
       org.apache.kafka:connect-json:$KAFKA_VERSION org.apache.kafka:connect-transforms:$KAFKA_VERSION \
-      org.slf4j:slf4j-api:$SLF4J_VERSION org.apache.logging.log4j:log4j-slf4j2-impl:$LOG4J_VERSION org.apache.logging.log4j:log4j-core:$LOG4J_VERSION
+      org.slf4j:slf4j-api:$SLF4J_VERSION org.apache.logging.log4j:log4j-slf4j2-impl:$LOG4J_VERSION \
+      org.apache.logging.log4j:log4j-core:$LOG4J_VERSION
     touch "$LIBS/.complete"
   fi
   local connector
