@@ -12,10 +12,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
-from ..config.models import PipelineConfig
+from ..config.models import PipelineConfig, TableSpec
 from ..errors import CdcDeltaError
 from ..frame import ERROR
 from ..hooks import Hooks
@@ -114,8 +114,7 @@ class BatchHandler:
                 origins = read_origins(decoded)
                 if not count_origins(origins, report):
                     return report, None
-                views = self.schemas.views(origins, decoded)
-                changes = {n: table_changes(decoded, v).persist() for n, v in views.items()}
+                views = self._views_and_changes(origins, decoded, changes)
                 facts, bad_changes = table_facts(changes, views, {n: self._fact_columns(n) for n in views})
                 report.quarantined = sum(r["bad"] for r in origins) + bad_changes
                 bad = None   # persisting plans the query: only when there is something to keep
@@ -132,6 +131,22 @@ class BatchHandler:
         finally:   # dependents first: uncaching a frame re-plans every cached frame built on it
             for df in (*changes.values(), decoded):
                 df.unpersist()
+
+    def _views_and_changes(self, origins: list[Row], decoded: DataFrame,
+                           changes: dict[str, DataFrame]) -> dict[str, TableView]:
+        """Each table's view and its changes (persisted into `changes`, for the caller to
+        unpersist), tables side by side: in a cold batch most of this is building each table's
+        decoders from Python, call by call through Py4J, mostly waiting on the JVM."""
+        def one(spec: TableSpec) -> TableView:
+            view = self.schemas.view(spec, origins, decoded)
+            changes[spec.name] = table_changes(decoded, view).persist()
+            return view
+
+        specs = self.config.source_tables
+        if len(specs) == 1:
+            return {specs[0].name: one(specs[0])}
+        with ThreadPoolExecutor(max_workers=min(len(specs), TABLE_THREADS)) as pool:
+            return dict(zip((s.name for s in specs), pool.map(one, specs)))
 
     def _write_tables(self, batch: BatchContext, views: dict[str, TableView], changes: dict[str, DataFrame],
                       facts: dict[str, dict]) -> dict[str, TableFigures]:

@@ -24,17 +24,11 @@ class TableSchemas:
         self.spark, self.config, self.targets = spark, config, targets
         self.names = FieldNames(spark.conf.get("spark.sql.caseSensitive", "false").lower() == "true")
 
-    def views(self, origins: list[Row], decoded: DataFrame) -> dict[str, TableView]:
-        """Every table events are routed to, its view from the batch's origin facts (their schemas and the
-        column names of their images); `decoded` is read only to infer types of new columns
-        that come without a schema."""
-        seen: dict[str, list[Row]] = {}
-        for r in origins:
-            if r[TABLE] is not None and r["schema_keys"] is not None:
-                seen.setdefault(r[TABLE], []).append(r)
-        return {spec.name: self._view(spec, seen.get(spec.name, []), decoded) for spec in self.config.source_tables}
-
-    def _view(self, spec: TableSpec, seen: list[Row], decoded: DataFrame) -> TableView:
+    def view(self, spec: TableSpec, origins: list[Row], decoded: DataFrame) -> TableView:
+        """A table's view from the batch's origin facts (their schemas and the column names of
+        their images); `decoded` is read only to infer types of new columns that come without
+        a schema. Tables' views are independent of each other: they may be built side by side."""
+        seen = [r for r in origins if r[TABLE] == spec.name and r["schema_keys"] is not None]
         where, names = self.targets[spec.name], self.names
         names.refuse_clashes(spec.name, [r["clash"] for r in seen if r["clash"]])
         existing = table_columns(self.spark, where)
