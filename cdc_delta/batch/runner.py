@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
+from typing import Callable, TypeVar
 
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
@@ -31,6 +31,7 @@ from ..report import BatchContext, BatchReport, TableFigures
 from .schema import TableSchemas
 
 TABLE_THREADS = 4
+T, R = TypeVar("T"), TypeVar("R")
 
 
 class BatchHandler:
@@ -143,10 +144,7 @@ class BatchHandler:
             return view
 
         specs = self.config.source_tables
-        if len(specs) == 1:
-            return {specs[0].name: one(specs[0])}
-        with ThreadPoolExecutor(max_workers=min(len(specs), TABLE_THREADS)) as pool:
-            return dict(zip((s.name for s in specs), pool.map(one, specs)))
+        return dict(zip((s.name for s in specs), side_by_side(one, specs)))
 
     def _write_tables(self, batch: BatchContext, views: dict[str, TableView], changes: dict[str, DataFrame],
                       facts: dict[str, dict]) -> dict[str, TableFigures]:
@@ -157,7 +155,13 @@ class BatchHandler:
             good = TableInput(views[name], changes[name].filter(F.col(ERROR).isNull()), facts.get(name, {}))
             return {sink.name: sink.write(batch, good) for sink in self.sinks[name]}
 
-        if len(views) == 1:
-            return one(next(iter(views)))
-        with ThreadPoolExecutor(max_workers=min(len(views), TABLE_THREADS)) as pool:
-            return {n: f for figures in pool.map(one, views) for n, f in figures.items()}
+        return {n: f for figures in side_by_side(one, list(views)) for n, f in figures.items()}
+
+
+def side_by_side(work: Callable[[T], R], items: list[T]) -> list[R]:
+    """`work` on each item, in threads when there are several (up to TABLE_THREADS); the
+    results in the items' order, the first error raised once all have ended."""
+    if len(items) == 1:
+        return [work(items[0])]
+    with ThreadPoolExecutor(max_workers=min(len(items), TABLE_THREADS)) as pool:
+        return list(pool.map(work, items))
