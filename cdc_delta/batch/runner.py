@@ -9,13 +9,13 @@ Every write is idempotent per batch, so a batch replayed after a crash changes n
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Callable, TypeVar
 
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
-from ..config.models import PipelineConfig, TableSpec
+from ..config.models import PipelineConfig
 from ..errors import CdcDeltaError
 from ..frame import ERROR
 from ..hooks import Hooks
@@ -58,6 +58,7 @@ class BatchHandler:
         self.batches_done = 0
         self.after_batch: Callable[[], None] = lambda: None
         self.app_id = config.pipeline     # another after a lost checkpoint (run/recovery.py)
+        self.last_views: dict[str, TableView] | None = None   # the last batch's, a guess for this one
 
     @property
     def locations(self) -> list[DeltaLocation]:
@@ -112,12 +113,10 @@ class BatchHandler:
         changes: dict[str, DataFrame] = {}
         try:
             with self.hooks.during("read"), report.phase("read_decode"):
-                origins = read_origins(decoded)
-                if not count_origins(origins, report):
+                read = self._read(decoded, report, changes)
+                if read is None:
                     return report, None
-                views = self._views_and_changes(origins, decoded, changes)
-                facts, bad_changes = table_facts(changes, views, {n: self._fact_columns(n) for n in views})
-                report.quarantined = sum(r["bad"] for r in origins) + bad_changes
+                views, facts = read
                 bad = None   # persisting plans the query: only when there is something to keep
                 if report.quarantined:
                     bad = rows_of(decoded, changes, self.config.pipeline, batch_id).persist()
@@ -133,18 +132,55 @@ class BatchHandler:
             for df in (*changes.values(), decoded):
                 df.unpersist()
 
-    def _views_and_changes(self, origins: list[Row], decoded: DataFrame,
-                           changes: dict[str, DataFrame]) -> dict[str, TableView]:
-        """Each table's view and its changes (persisted into `changes`, for the caller to
-        unpersist), tables side by side: in a cold batch most of this is building each table's
-        decoders from Python, call by call through Py4J, mostly waiting on the JVM."""
-        def one(spec: TableSpec) -> TableView:
-            view = self.schemas.view(spec, origins, decoded)
-            changes[spec.name] = table_changes(decoded, view).persist()
-            return view
+    def _read(self, decoded: DataFrame, report: BatchReport, changes: dict[str, DataFrame]
+              ) -> tuple[dict[str, TableView], dict[str, dict[str, Row]]] | None:
+        """The batch's origins, each table's view and changes (persisted into `changes`, for the
+        caller to unpersist) and their facts; None for a batch of no records. The quarantined
+        count goes into `report`.
 
+        The facts job needs the views, and the views need the origins job. A table's view is
+        nearly always the last batch's, so the facts job starts at once on the last batch's
+        views, beside the origins job, and is kept when this batch's views turn out the same
+        (the same views build the same changes); else the changes and facts are built again on
+        this batch's views."""
+        guess = self.last_views
+        with ThreadPoolExecutor(max_workers=1) as beside:
+            early = beside.submit(self._changes_and_facts, guess, decoded, changes) if guess else None
+            origins = read_origins(decoded)
+            if not count_origins(origins, report):
+                return None
+            views = self._views(origins, decoded)
+            kept = early is not None and views == guess
+            if early is not None and not kept:
+                wait([early])    # a guess that failed or missed is not used, its error neither
+                self._unpersist(changes)
+            facts, bad_changes = early.result() if kept else self._changes_and_facts(views, decoded, changes)
+        self.last_views = views
+        report.quarantined = sum(r["bad"] for r in origins) + bad_changes
+        return views, facts
+
+    def _views(self, origins: list[Row], decoded: DataFrame) -> dict[str, TableView]:
+        """Each table's view, tables side by side (a view may read the table's schema)."""
         specs = self.config.source_tables
-        return dict(zip((s.name for s in specs), side_by_side(one, specs)))
+        views = side_by_side(lambda spec: self.schemas.view(spec, origins, decoded), specs)
+        return dict(zip((s.name for s in specs), views))
+
+    def _changes_and_facts(self, views: dict[str, TableView], decoded: DataFrame, changes: dict[str, DataFrame]
+                           ) -> tuple[dict[str, dict[str, Row]], int]:
+        """Each table's changes on its view (persisted into `changes`), tables side by side: in
+        a cold batch most of this is building each table's decoders from Python, call by call
+        through Py4J, mostly waiting on the JVM; then their facts, in one job."""
+        def one(name: str) -> None:
+            changes[name] = table_changes(decoded, views[name]).persist()
+
+        side_by_side(one, list(views))
+        return table_facts(changes, views, {n: self._fact_columns(n) for n in views})
+
+    @staticmethod
+    def _unpersist(changes: dict[str, DataFrame]) -> None:
+        for df in changes.values():
+            df.unpersist()
+        changes.clear()
 
     def _write_tables(self, batch: BatchContext, views: dict[str, TableView], changes: dict[str, DataFrame],
                       facts: dict[str, dict]) -> dict[str, TableFigures]:

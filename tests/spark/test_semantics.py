@@ -223,6 +223,19 @@ def test_schema_change_ignore_policy(spark, tmp_path):
     assert table_rows(spark, config, "items") == [row(1)]
 
 
+def test_a_column_added_between_batches_reaches_the_table(spark, tmp_path):
+    """The second batch's changes are first built on the first batch's view (the usual case);
+    its new column makes this batch's view differ, so they are built again on it."""
+    config, h = setup(spark, tmp_path, schema_change="evolve")
+    wider = EventWriter("postgresql", "items", {**COLUMNS, "extra": "string"})
+    h.process(raw_batch(spark, [PG.event("c", None, row(1), 10, 1)]), 0)
+    report, _ = h.process(raw_batch(spark, [wider.event("c", None, {**row(2), "extra": "e"}, 20, 2),
+                                            wider.event("u", None, {**row(1, n=1), "extra": "f"}, 21, 2)],
+                                    first_offset=1), 1)
+    assert table_rows(spark, config, "items") == [{**row(1, n=1), "extra": "f"}, {**row(2), "extra": "e"}]
+    assert (report.tables["items"].inserted, report.tables["items"].updated) == (1, 1)
+
+
 def test_tombstones_are_collected_by_source_time(spark, tmp_path):
     config, h = setup(spark, tmp_path, tombstone_retention="1 s")
     h.process(raw_batch(spark, [PG.event("c", None, row(1), 10, 1_000), PG.event("d", row(1), None, 20, 2_000)]), 1)
