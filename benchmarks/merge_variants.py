@@ -5,8 +5,10 @@ seconds go, without the rest of the batch competing for the cores.
 
 Runs the benchmark stream's first batches through the batch handler in one process (no broker),
 captures the MERGE source of the last one, then runs each variant's MERGE of that source into a
-fresh copy of the table as it was before it, in turns. Variants: today's plan; the same on a
-table with deletion vectors; the seed recipe's clauses (key only, no guard, no TOAST CASE).
+fresh copy of the table as it was before it, in turns. Variants: today's plan; the same with
+what a batch runs beside it (the tombstone append and the TOAST count, as sinks/current_state
+runs them under the writer lock), and with each of the two alone; the plan on a table with
+deletion vectors; the seed recipe's clauses (key only, no guard, no TOAST CASE).
 Printed: each round's seconds and each variant's warm mean (rounds after the first) over
 today's plan.
 """
@@ -14,10 +16,13 @@ today's plan.
 from __future__ import annotations
 
 import argparse
+import inspect
 import shutil
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -25,6 +30,8 @@ from cdc_delta.frame import OP
 from cdc_delta.infra.names import quote
 from cdc_delta.infra.session import get_spark
 from cdc_delta.lake.tables import DeltaLocation
+from cdc_delta.lake.writes import commit_metadata
+from cdc_delta.sinks import current_state
 from cdc_delta.sinks.current_state import merge as merge_step
 from cdc_delta.sinks.current_state.plan import MergePlan
 
@@ -32,6 +39,7 @@ from .in_process import handler_on_copy, raw_records
 from .stream import TABLE, Stream
 
 BATCHES, BATCH = 3, 10_000
+BESIDE = {"tombstones", "count"}   # what a batch runs beside its MERGE
 DELETION_VECTORS = "'delta.enableDeletionVectors' = 'true'"
 
 
@@ -42,13 +50,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/cdc-delta-merge-variants"))
     args = ap.parse_args(argv)
     spark = get_spark("cdc-delta-merge-variants")
-    source, plan, before = capture_last_merge(spark, args.work, args.rows)
+    source, plan, before, call = capture_last_merge(spark, args.work, args.rows)
     with_dv = before.with_name("before-dv")
     shutil.rmtree(with_dv, ignore_errors=True)
     shutil.copytree(before, with_dv)
     spark.sql(f"ALTER TABLE delta.{quote(str(with_dv))} SET TBLPROPERTIES ({DELETION_VECTORS})")
-    variants = {"plan": (source, plan, before), "plan+dv": (source, plan, with_dv),
-                "recipe-shape": (source, recipe_shape(plan), before)}
+    beside = {"plan+beside": BESIDE, "plan+tombstones": {"tombstones"}, "plan+count": {"count"}}
+    variants = {"plan": (source, plan, before), **{name: (source, work, before) for name, work in beside.items()},
+                "plan+dv": (source, plan, with_dv), "recipe-shape": (source, recipe_shape(plan), before)}
     seconds: dict[str, list[float]] = {name: [] for name in variants}
     table = args.work / "table"
     for round_ in range(args.rounds):
@@ -56,7 +65,10 @@ def main(argv: list[str] | None = None) -> None:
             shutil.rmtree(table, ignore_errors=True)
             shutil.copytree(start, table)
             began = time.monotonic()
-            merge_step._run_merge(DeltaLocation(path=str(table)), src, p)
+            if isinstance(p, set):
+                merge_as_a_batch_does(spark, DeltaLocation(path=str(table)), src, call, p)
+            else:
+                merge_step._run_merge(DeltaLocation(path=str(table)), src, p)
             seconds[name].append(time.monotonic() - began)
             print(f"round {round_} {name:14} {seconds[name][-1]:.2f} s", flush=True)
     warm = {name: sum(s[1:]) / max(1, len(s) - 1) for name, s in seconds.items()}
@@ -65,14 +77,20 @@ def main(argv: list[str] | None = None) -> None:
     spark.stop()
 
 
-def capture_last_merge(spark: SparkSession, work: Path, rows: int) -> tuple[DataFrame, MergePlan, Path]:
+def capture_last_merge(spark: SparkSession, work: Path, rows: int
+                       ) -> tuple[DataFrame, MergePlan, Path, dict[str, Any]]:
     """The benchmark stream's batches through the handler; the last MERGE's source (saved as
-    Parquet), its plan, and a copy of the table as it was before that MERGE."""
+    Parquet), its plan, a copy of the table (and its companions) as it was before that MERGE,
+    and the arguments the table's sink gave merge_changes."""
     handler, run = handler_on_copy(spark, work, rows)
     events = [value for _, value in Stream(rows).events(BATCHES * BATCH)]
-    captured: dict[str, MergePlan] = {}
-    real = merge_step._run_merge
+    captured: dict[str, Any] = {}
+    real, real_changes = merge_step._run_merge, current_state.merge_changes
     before = work / "before"
+
+    def capture_call(*args: Any, **kwargs: Any) -> tuple[int, int, int]:
+        captured["call"] = dict(inspect.signature(real_changes).bind(*args, **kwargs).arguments)
+        return real_changes(*args, **kwargs)
 
     def capture(target, src, plan):
         captured["plan"] = plan
@@ -83,12 +101,27 @@ def capture_last_merge(spark: SparkSession, work: Path, rows: int) -> tuple[Data
 
     for i in range(BATCHES):
         if i == BATCHES - 1:
-            merge_step._run_merge = capture
+            merge_step._run_merge, current_state.merge_changes = capture, capture_call
         handler.process(raw_records(spark, events[i * BATCH:(i + 1) * BATCH], i * BATCH), i)
-    merge_step._run_merge = real
+    merge_step._run_merge, current_state.merge_changes = real, real_changes
     source = spark.read.parquet(str(work / "source")).persist()
     source.count()
-    return source, captured["plan"], before
+    return source, captured["plan"], before, captured["call"]
+
+
+def merge_as_a_batch_does(spark: SparkSession, table: DeltaLocation, source: DataFrame, call: dict[str, Any],
+                          work: set[str] = BESIDE) -> None:
+    """The MERGE with (of `work`) the tombstone append beside it (merge_changes) and, when the
+    batch had placeholders, the TOAST count in another thread against the version it reads."""
+    args = {**call, "target": table, "changes": source, "has_deletes": call["has_deletes"] and "tombstones" in work}
+    metadata = {"pipeline": "bench", "batch_id": args["batch_id"], "app_id": args["app_id"], "offsets": {}}
+    with commit_metadata([spark], metadata), ThreadPoolExecutor(max_workers=1) as beside:
+        counted = (beside.submit(merge_step.count_unresolved, spark, table, source, args["keys"], args["toasted"],
+                                 args["key_range"], table.newest_version())
+                   if args["toasted"] and "count" in work else None)
+        merge_step.merge_changes(**args)
+        if counted is not None:
+            counted.result()
 
 
 def recipe_shape(plan: MergePlan) -> MergePlan:
