@@ -3,6 +3,7 @@
 decode -> facts of what came in -> each table's view (schema changes) -> each table's changes
 (key, typed columns, order, reason) -> facts of the changes -> the quarantine sink, then each
 table's sinks in order (its routes, its own kind, the tables `from` it), tables side by side.
+The changes and their facts start on the last batch's views, beside the first facts (_read).
 Every write is idempotent per batch, so a batch replayed after a crash changes nothing twice.
 """
 
