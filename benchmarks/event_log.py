@@ -10,6 +10,7 @@ engine of a run, so that they can be set side by side.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -75,7 +76,8 @@ def read_jobs(folder: Path) -> list[Job]:
 def job_name(start: dict) -> str:
     props = start.get("Properties", {})
     described = props.get("spark.job.description", "").splitlines()
-    said = (described[-1].partition(": ")[2] if described[-1].startswith("batch = ") else described[-1]) if described else ""
+    # a streaming batch's jobs: "batch = N: what" (or "batch = N - what", from Delta)
+    said = re.sub(r"^batch = \d+(: | - )?", "", described[-1]) if described else ""
     if said:
         return said
     scope = json.loads(props.get("spark.rdd.scope", "{}")).get("name", "")
