@@ -162,8 +162,17 @@ class CurrentState:
         if not any(r["older_than_tombstone"] for r in facts.values()):
             return None
         since = oldest([r["seq_min"] for r in facts.values()])
-        tombstones = self.where.child("tombstones").read(self.spark)
+        tombstones = self._tombstones_pinned()
         return tombstones if since is None else tombstones.filter(possibly_after(F.col(SEQ_COLUMN), since))
+
+    def _tombstones_pinned(self) -> DataFrame:
+        """The tombstone table at its newest version, named: a cached frame that reads the table
+        as "latest" is dropped when the table is written (Delta re-caches every plan that reads
+        a table it appended to), and the batch's reduced changes, read by the tombstone append,
+        the MERGE and the TOAST count, would be computed again after the append. (The newest
+        version is known on local disk; elsewhere the table is read as latest.)"""
+        tombstones = self.where.child("tombstones")
+        return tombstones.read(self.spark, tombstones.newest_version())
 
     def _truncate(self, batch: BatchContext, fact: Row, rows: DataFrame, figures: TableFigures) -> DataFrame:
         policy = self.spec.truncate
