@@ -10,6 +10,8 @@ occur.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -30,30 +32,39 @@ ENVELOPE_FIELDS = ("before", "after", "op", "ts_ms", "source", "transaction")
 def parse_envelopes(raw: DataFrame, max_value_bytes: int = 32 * 1024 * 1024) -> DataFrame:
     """Add the envelope (op, before, after, source, …; see frame.py) and the error to raw records.
     Values over ``max_value_bytes`` are not parsed (memory stays bounded) and get a reason."""
+    parse, pick = _envelope_columns(RAW_OLD_KEY in raw.columns, max_value_bytes)
+    return raw.select(*parse).select(*pick)
+
+
+@lru_cache(maxsize=16)
+def _envelope_columns(has_old_key: bool, max_value_bytes: int) -> tuple[tuple[Column, ...], tuple[Column, ...]]:
+    """The two select lists of `parse_envelopes`, built once: built from Python, call by call
+    through Py4J, they cost the driver about half a second before each batch's first job."""
     text = F.col("value").cast("string")
     parsed = F.from_json(text, WRAPPED, {"columnNameOfCorruptRecord": "_corrupt", "mode": "PERMISSIVE"})
-    old_key = F.col(RAW_OLD_KEY) if RAW_OLD_KEY in raw.columns else F.lit(None).cast("string")
-    df = raw.select(
+    old_key = F.col(RAW_OLD_KEY) if has_old_key else F.lit(None).cast("string")
+    parse = (
         *[F.col(c).alias(o) for c, o in zip(RAW_COLUMNS, ORIGIN_COLUMNS)],
         F.when(F.col("value").isNotNull() & (F.length("value") <= max_value_bytes) & F.is_valid_utf8("value"),
                parsed).alias("_j"),
         _key_map(old_key).alias(OLD_KEY),
     )
     wrapped = F.col("_j.payload").isNotNull()
-    pick = {f: F.when(wrapped, F.col(f"_j.payload.{f}")).otherwise(F.col(f"_j.{f}")) for f in ENVELOPE_FIELDS}
+    field = {f: F.when(wrapped, F.col(f"_j.payload.{f}")).otherwise(F.col(f"_j.{f}")) for f in ENVELOPE_FIELDS}
     schema_text = F.when(wrapped, F.col("_j.schema"))
-    return df.select(
-        *ORIGIN_COLUMNS,
+    pick = (
+        *[F.col(c) for c in ORIGIN_COLUMNS],
         F.col(VALUE).isNull().alias(IS_TOMBSTONE),
-        pick["op"].alias(OP),
-        pick["before"].alias(BEFORE), pick["after"].alias(AFTER),
-        pick["source"].alias(SOURCE),
-        pick["ts_ms"].try_cast("bigint").alias(ENVELOPE_TS),
+        field["op"].alias(OP),
+        field["before"].alias(BEFORE), field["after"].alias(AFTER),
+        field["source"].alias(SOURCE),
+        field["ts_ms"].try_cast("bigint").alias(ENVELOPE_TS),
         schema_text.alias(SCHEMA),
         F.xxhash64(schema_text).alias(SCHEMA_ID),
-        _envelope_error(F.col(VALUE).cast("string"), pick["op"], max_value_bytes).alias(ERROR),
-        OLD_KEY,
+        _envelope_error(F.col(VALUE).cast("string"), field["op"], max_value_bytes).alias(ERROR),
+        F.col(OLD_KEY),
     )
+    return parse, pick
 
 
 def _key_map(text: Column) -> Column:

@@ -3,6 +3,8 @@ first configured table whose match it meets, unmatched records given a reason (o
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -12,19 +14,25 @@ from ..frame import ERROR, IS_TOMBSTONE, OP, SOURCE, TABLE, TOPIC
 
 
 def decode(raw: DataFrame, tables: list[TableSpec], max_value_bytes: int, quarantine_unmatched: bool) -> DataFrame:
-    routed = route(parse_envelopes(raw, max_value_bytes), tables)
-    if not quarantine_unmatched:
-        return routed
-    unmatched = F.col(TABLE).isNull() & ~F.col(IS_TOMBSTONE) & F.col(OP).isNotNull()
-    return routed.withColumn(ERROR, F.coalesce(ERROR, F.when(unmatched, unmatched_reason())))
+    matches = tuple((t.name, t.effective_match) for t in tables)
+    routed = parse_envelopes(raw, max_value_bytes).withColumn(TABLE, _table_column(matches))
+    return routed.withColumn(ERROR, _unmatched_error()) if quarantine_unmatched else routed
 
 
-def route(envelopes: DataFrame, tables: list[TableSpec]) -> DataFrame:
-    """Add the table column: the first configured table whose match the record meets."""
+@lru_cache(maxsize=64)
+def _table_column(matches: tuple[tuple[str, Match], ...]) -> Column:
+    """The first configured table whose match the record meets (`matches`: name, match per
+    table), built once per configuration: from Python, through Py4J, it costs the driver time."""
     name = F.lit(None).cast("string")
-    for table in reversed(tables):
-        name = F.when(_matches(table.effective_match), F.lit(table.name)).otherwise(name)
-    return envelopes.withColumn(TABLE, name)
+    for table, match in reversed(matches):
+        name = F.when(_matches(match), F.lit(table)).otherwise(name)
+    return name
+
+
+@lru_cache(maxsize=1)
+def _unmatched_error() -> Column:
+    unmatched = F.col(TABLE).isNull() & ~F.col(IS_TOMBSTONE) & F.col(OP).isNotNull()
+    return F.coalesce(ERROR, F.when(unmatched, unmatched_reason()))
 
 
 def _matches(match: Match) -> Column:
