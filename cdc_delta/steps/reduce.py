@@ -3,7 +3,9 @@ batch where it can. Runs no action."""
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from functools import lru_cache
+
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ..frame import OP, SEQ_COLUMN, TS_COLUMN, scratch, toast_column, unavailable
@@ -27,6 +29,15 @@ def reduce_to_last_change(changes: DataFrame, view: TableView, toasted: list[str
     change's value is the value, as it would be, and the MERGE takes it as it is."""
     values = view.values
     toasted = values if toasted is None else [c for c in values if c in toasted]
+    keys, aggregates, out = _reduce_columns(tuple(view.keys), tuple(values), tuple(toasted))
+    return changes.groupBy(*keys).agg(*aggregates).select(*out)
+
+
+@lru_cache(maxsize=64)
+def _reduce_columns(keys: tuple[str, ...], values: tuple[str, ...], toasted: tuple[str, ...]
+                    ) -> tuple[tuple[Column, ...], tuple[Column, ...], tuple[Column, ...]]:
+    """The grouping, the aggregates and the final select of `reduce_to_last_change`, built
+    once per table shape: from Python, through Py4J, they cost the driver time at every batch."""
     last = F.max_by(F.struct(
         OP, SEQ_COLUMN, TS_COLUMN, *[col(c) for c in values], *[col(unavailable(c)) for c in toasted]),
         SEQ_COLUMN)
@@ -34,8 +45,7 @@ def reduce_to_last_change(changes: DataFrame, view: TableView, toasted: list[str
     donors = [F.max_by(F.struct(col(c).alias("v"), F.col(SEQ_COLUMN).alias("seq"), (~deleted).alias("known")),
                        F.when(deleted | ~col(unavailable(c)), F.col(SEQ_COLUMN))).alias(scratch("c", c))
               for c in toasted]
-    grouped = changes.groupBy(*[col(k) for k in view.keys]).agg(last.alias(LAST), *donors)
-    out = [col(k) for k in view.keys] + [F.col(LAST).getField(n).alias(n) for n in (OP, SEQ_COLUMN, TS_COLUMN)]
+    out = [col(k) for k in keys] + [F.col(LAST).getField(n).alias(n) for n in (OP, SEQ_COLUMN, TS_COLUMN)]
     for c in values:
         if c not in toasted:
             out.append(F.col(LAST).getField(c).alias(c))
@@ -47,4 +57,4 @@ def reduce_to_last_change(changes: DataFrame, view: TableView, toasted: list[str
                    .otherwise(F.col(LAST).getField(c)).alias(c))
         out.append(F.when(placeholder, F.struct(donor.getField("seq").alias("seq"), known.alias("known")))
                    .alias(toast_column(c)))
-    return grouped.select(*out)
+    return tuple(col(k) for k in keys), (last.alias(LAST), *donors), tuple(out)
