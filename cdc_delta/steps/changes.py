@@ -6,6 +6,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from ..config.models import TableSpec
 from ..config.types import SqlType
 from ..debezium.logical import decode, is_placeholder
 from ..debezium.order import seq_struct, source_position
@@ -30,19 +31,20 @@ def table_changes(routed: DataFrame, view: TableView) -> DataFrame:
     return rows
 
 
-_COLUMNS_CACHE: dict[tuple, list[list[Column]]] = {}
+_COLUMNS_CACHE: dict[tuple, tuple[TableSpec, list[list[Column]]]] = {}
 
 
 def _change_columns(view: TableView) -> list[list[Column]]:
     """The select lists of `table_changes`, built once per table shape: its decoders are large
-    expression trees, and building them from Python costs about a second per table."""
+    expression trees, and building them from Python costs about a second per table. The entry
+    holds its spec, so the spec's id in the key is not reused by another spec while it lives."""
     key = (id(view.spec), tuple(view.columns.items()), tuple(view.encodings.items()),
            tuple(sorted(view.variants)), view.decimal_handling, tuple(sorted(view.fields.items())))
     if key not in _COLUMNS_CACHE:
         if len(_COLUMNS_CACHE) > 256:
             _COLUMNS_CACHE.clear()
-        _COLUMNS_CACHE[key] = _build_change_columns(view)
-    return _COLUMNS_CACHE[key]
+        _COLUMNS_CACHE[key] = (view.spec, _build_change_columns(view))
+    return _COLUMNS_CACHE[key][1]
 
 
 def _build_change_columns(view: TableView) -> list[list[Column]]:
