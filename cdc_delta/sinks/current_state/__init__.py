@@ -132,7 +132,11 @@ class CurrentState:
 
     def _read_newest(self, where: DeltaLocation) -> DataFrame:
         """A table as its newest commit on disk has it (under the lock, what the next write
-        reads): a route must not decide against a snapshot Spark kept from an earlier batch."""
+        reads): a route must not decide against a snapshot Spark kept from an earlier batch.
+        The version named also keeps a frame built on it cached when the table is written:
+        Delta re-caches every plan that reads a table as "latest" when it appends to it, and
+        the batch's reduced changes (the guard reads the tombstones) would be computed again
+        after the tombstone append, by the MERGE and the TOAST count."""
         return where.read(self.spark, where.newest_version() if self.locked else None)
 
     def _count_unresolved(self, beside: ThreadPoolExecutor, changes: DataFrame, keys: list[str], toasted: list[str],
@@ -162,17 +166,8 @@ class CurrentState:
         if not any(r["older_than_tombstone"] for r in facts.values()):
             return None
         since = oldest([r["seq_min"] for r in facts.values()])
-        tombstones = self._tombstones_pinned()
+        tombstones = self._read_newest(self.where.child("tombstones"))
         return tombstones if since is None else tombstones.filter(possibly_after(F.col(SEQ_COLUMN), since))
-
-    def _tombstones_pinned(self) -> DataFrame:
-        """The tombstone table at its newest version, named: a cached frame that reads the table
-        as "latest" is dropped when the table is written (Delta re-caches every plan that reads
-        a table it appended to), and the batch's reduced changes, read by the tombstone append,
-        the MERGE and the TOAST count, would be computed again after the append. (The newest
-        version is known on local disk; elsewhere the table is read as latest.)"""
-        tombstones = self.where.child("tombstones")
-        return tombstones.read(self.spark, tombstones.newest_version())
 
     def _truncate(self, batch: BatchContext, fact: Row, rows: DataFrame, figures: TableFigures) -> DataFrame:
         policy = self.spec.truncate
