@@ -117,6 +117,8 @@ def compare(args: argparse.Namespace, bootstrap: str, seed: Path) -> dict[str, l
                   f"{len(batches)} batches, first {seconds[0]:.2f} s, warm mean {warm[name][-1]:.2f} s; per warm batch "
                   f"{acc.jobs_per_batch:.1f} jobs, {acc.stages_per_batch:.1f} stages, {acc.tasks_per_batch:.0f} tasks, "
                   f"jobs running {acc.job_seconds_per_batch:.2f} s, driver alone {acc.driver_seconds_per_batch:.2f} s, "
+                  f"task time {acc.task_seconds_per_batch:.2f} s (cpu {acc.task_cpu_seconds_per_batch:.2f} s, "
+                  f"gc {acc.task_gc_seconds_per_batch:.2f} s), "
                   f"{acc.delta_commits_per_batch:.1f} Delta commits", flush=True)
     return warm
 

@@ -25,12 +25,25 @@ def event_log_env(folder: Path) -> dict[str, str]:
 
 
 @dataclass
+class TaskTime:
+    """Seconds summed over tasks: running (as the executor counts it), on the CPU, in the JVM's
+    garbage collection (a pause of the local driver's JVM counts in each task it stopped)."""
+    run: float = 0.0
+    cpu: float = 0.0
+    gc: float = 0.0
+
+    def add(self, other: TaskTime) -> None:
+        self.run, self.cpu, self.gc = self.run + other.run, self.cpu + other.cpu, self.gc + other.gc
+
+
+@dataclass
 class Job:
     started: float   # epoch seconds
     ended: float
     stages: int
     tasks: int
     name: str        # what it was for: Delta's description of it, else the action
+    task: TaskTime   # its tasks' seconds
 
 
 @dataclass
@@ -42,6 +55,9 @@ class Accounting:
     job_seconds_per_batch: float      # some job running
     driver_seconds_per_batch: float   # the batch's seconds with no job running
     jobs_between_batches: int         # outside the counted batches: start-up, the stream's own, a cold batch
+    task_seconds_per_batch: float = 0.0       # summed over tasks (two cores: up to twice the batch)
+    task_cpu_seconds_per_batch: float = 0.0
+    task_gc_seconds_per_batch: float = 0.0
     delta_commits_per_batch: float | None = None
 
     def as_dict(self) -> dict:
@@ -53,6 +69,7 @@ def read_jobs(folder: Path) -> list[Job]:
     starts: dict[tuple[str, int], dict] = {}
     jobs: list[Job] = []
     stage_tasks: dict[tuple[str, int], int] = {}
+    stage_time: dict[tuple[str, int], TaskTime] = {}
     for log in sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith((".", "appstatus"))):
         for line in log.open():
             event = json.loads(line)
@@ -62,14 +79,20 @@ def read_jobs(folder: Path) -> list[Job]:
             elif kind == "SparkListenerStageCompleted":
                 info = event["Stage Info"]
                 stage_tasks[(log.name, info["Stage ID"])] = info["Number of Tasks"]
+            elif kind == "SparkListenerTaskEnd" and event.get("Task Metrics"):
+                m = event["Task Metrics"]
+                stage_time.setdefault((log.name, event["Stage ID"]), TaskTime()).add(TaskTime(
+                    m["Executor Run Time"] / 1e3, m["Executor CPU Time"] / 1e9, m["JVM GC Time"] / 1e3))
             elif kind == "SparkListenerJobEnd":
                 start = starts.pop((log.name, event["Job ID"]), None)
                 if start is None:
                     continue
                 ran = [s for s in start["Stage IDs"] if (log.name, s) in stage_tasks]
+                task = TaskTime()
+                for s in ran:
+                    task.add(stage_time.get((log.name, s), TaskTime()))
                 jobs.append(Job(start["Submission Time"] / 1000, event["Completion Time"] / 1000, len(ran),
-                                sum(stage_tasks[(log.name, s)] for s in ran),
-                                job_name(start)))
+                                sum(stage_tasks[(log.name, s)] for s in ran), job_name(start), task))
     return jobs
 
 
@@ -101,6 +124,9 @@ def account(jobs: list[Job], batches: list[dict]) -> Accounting:
     inside = [[j for j in jobs if a <= j.started <= b] for a, b in windows]
     busy = [busy_seconds([(max(j.started, a), min(j.ended, b)) for j in js]) for js, (a, b) in zip(inside, windows)]
     counted = sum(len(js) for js in inside)
+    task = TaskTime()
+    for j in (j for js in inside for j in js):
+        task.add(j.task)
     return Accounting(
         batches=len(windows),
         jobs_per_batch=counted / n,
@@ -109,6 +135,8 @@ def account(jobs: list[Job], batches: list[dict]) -> Accounting:
         job_seconds_per_batch=sum(busy) / n,
         driver_seconds_per_batch=sum(b - a - s for (a, b), s in zip(windows, busy)) / n,
         jobs_between_batches=len(jobs) - counted,
+        task_seconds_per_batch=task.run / n, task_cpu_seconds_per_batch=task.cpu / n,
+        task_gc_seconds_per_batch=task.gc / n,
     )
 
 
@@ -133,7 +161,8 @@ def list_jobs(events: Path, batch: dict) -> None:
     start = batch["finished_at"] - batch["seconds"]
     for j in sorted((j for j in read_jobs(events) if start <= j.started <= batch["finished_at"]),
                     key=lambda j: j.started):
-        print(f"{j.started - start:7.2f} s  {j.ended - j.started:6.2f} s  {j.tasks:4d} tasks  {j.name[:110]}")
+        print(f"{j.started - start:7.2f} s  {j.ended - j.started:6.2f} s  {j.tasks:4d} tasks  "
+              f"task {j.task.run:5.2f} s, cpu {j.task.cpu:5.2f} s, gc {j.task.gc:4.2f} s  {j.name[:100]}")
 
 
 def main(argv: list[str]) -> None:

@@ -117,6 +117,9 @@ def _accounting(results: dict) -> list[str]:
     fields = (("jobs_per_batch", "jobs", "{:.1f}"), ("stages_per_batch", "stages", "{:.1f}"),
               ("tasks_per_batch", "tasks", "{:.0f}"), ("job_seconds_per_batch", "s with a job running", "{:.2f}"),
               ("driver_seconds_per_batch", "s of driver alone", "{:.2f}"),
+              ("task_seconds_per_batch", "s of task time (two cores)", "{:.2f}"),
+              ("task_cpu_seconds_per_batch", "… of it on the CPU", "{:.2f}"),
+              ("task_gc_seconds_per_batch", "… of it in garbage collection", "{:.2f}"),
               ("delta_commits_per_batch", "Delta commits", "{:.1f}"))
     return ["", "## A warm batch of the base run, from Spark's event log", "",
             "| per batch | cdc-delta | seed recipe |", "|---|---:|---:|",
