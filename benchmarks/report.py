@@ -123,8 +123,13 @@ def _accounting(results: dict) -> list[str]:
               ("delta_commits_per_batch", "Delta commits", "{:.1f}"))
     return ["", "## A warm batch of the base run, from Spark's event log", "",
             "| per batch | cdc-delta | seed recipe |", "|---|---:|---:|",
-            *[f"| {label} | {shown.format(engines['cdc_delta'][k] or 0)} | {shown.format(engines['seed_recipe'][k] or 0)} |"
+            *[f"| {label} | {_shown(engines['cdc_delta'].get(k), shown)} | {_shown(engines['seed_recipe'].get(k), shown)} |"
               for k, label, shown in fields]]
+
+
+def _shown(value: float | None, shown: str) -> str:
+    """A figure, or a dash where the run did not measure it (results of an older harness)."""
+    return "–" if value is None else shown.format(value)
 
 
 def _stands(value: float | None, shown: str, met: Callable[[float], bool], measured_by: str) -> str:
