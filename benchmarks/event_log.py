@@ -14,6 +14,7 @@ import re
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Iterable
 
 
 def event_log_env(folder: Path) -> dict[str, str]:
@@ -32,8 +33,10 @@ class TaskTime:
     cpu: float = 0.0
     gc: float = 0.0
 
-    def add(self, other: TaskTime) -> None:
-        self.run, self.cpu, self.gc = self.run + other.run, self.cpu + other.cpu, self.gc + other.gc
+    @classmethod
+    def total(cls, parts: Iterable[TaskTime]) -> TaskTime:
+        parts = list(parts)
+        return cls(sum(p.run for p in parts), sum(p.cpu for p in parts), sum(p.gc for p in parts))
 
 
 @dataclass
@@ -69,7 +72,7 @@ def read_jobs(folder: Path) -> list[Job]:
     starts: dict[tuple[str, int], dict] = {}
     jobs: list[Job] = []
     stage_tasks: dict[tuple[str, int], int] = {}
-    stage_time: dict[tuple[str, int], TaskTime] = {}
+    stage_time: dict[tuple[str, int], list[TaskTime]] = {}
     for log in sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith((".", "appstatus"))):
         for line in log.open():
             event = json.loads(line)
@@ -81,16 +84,14 @@ def read_jobs(folder: Path) -> list[Job]:
                 stage_tasks[(log.name, info["Stage ID"])] = info["Number of Tasks"]
             elif kind == "SparkListenerTaskEnd" and event.get("Task Metrics"):
                 m = event["Task Metrics"]
-                stage_time.setdefault((log.name, event["Stage ID"]), TaskTime()).add(TaskTime(
+                stage_time.setdefault((log.name, event["Stage ID"]), []).append(TaskTime(
                     m["Executor Run Time"] / 1e3, m["Executor CPU Time"] / 1e9, m["JVM GC Time"] / 1e3))
             elif kind == "SparkListenerJobEnd":
                 start = starts.pop((log.name, event["Job ID"]), None)
                 if start is None:
                     continue
                 ran = [s for s in start["Stage IDs"] if (log.name, s) in stage_tasks]
-                task = TaskTime()
-                for s in ran:
-                    task.add(stage_time.get((log.name, s), TaskTime()))
+                task = TaskTime.total(t for s in ran for t in stage_time.get((log.name, s), []))
                 jobs.append(Job(start["Submission Time"] / 1000, event["Completion Time"] / 1000, len(ran),
                                 sum(stage_tasks[(log.name, s)] for s in ran), job_name(start), task))
     return jobs
@@ -124,9 +125,7 @@ def account(jobs: list[Job], batches: list[dict]) -> Accounting:
     inside = [[j for j in jobs if a <= j.started <= b] for a, b in windows]
     busy = [busy_seconds([(max(j.started, a), min(j.ended, b)) for j in js]) for js, (a, b) in zip(inside, windows)]
     counted = sum(len(js) for js in inside)
-    task = TaskTime()
-    for j in (j for js in inside for j in js):
-        task.add(j.task)
+    task = TaskTime.total(j.task for js in inside for j in js)
     return Accounting(
         batches=len(windows),
         jobs_per_batch=counted / n,
