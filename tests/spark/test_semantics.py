@@ -13,6 +13,7 @@ from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
 from cdc_delta.errors import SchemaChangeRefused, TruncateRefused, WriterBusy
 from cdc_delta.ops.replay import replay_quarantine
 from cdc_delta.run.writer_lock import exclusive
+from cdc_delta.sinks.current_state.recent_tombstones import KEEP_BATCHES
 
 from .helpers import handler, make_config, quarantine_rows, raw_batch, table_rows
 
@@ -141,6 +142,25 @@ def test_a_restarted_run_reads_the_guard_bounds_its_predecessor_wrote(spark, tmp
     again.process(raw_batch(spark, [PG.event("u", None, row(2, "before the truncate"), 350, 3),
                                     PG.event("c", None, row(3, "after"), 500, 5)], first_offset=5), 4)
     assert table_rows(spark, config, "items") == [row(3, "after")]
+
+
+def test_late_changes_stay_out_whether_their_tombstone_is_held_or_read_again(spark, tmp_path):
+    """The run holds its last batches' tombstones for the guard; a change older than a tombstone
+    of a batch no longer held is checked against the tombstone table."""
+    config, h = setup(spark, tmp_path)
+    h.process(raw_batch(spark, [PG.event("c", None, row(i), i, 1) for i in range(1, 12)]), 0)
+    deleting = range(1, KEEP_BATCHES + 2)
+    for i in deleting:
+        h.process(raw_batch(spark, [PG.event("d", row(i), None, 100 * i, 2)], first_offset=100 + i), i)
+    assert h.sinks["items"][0].recent.floor is not None      # the first batches' are no longer held
+    newest_deleted = deleting[-1]
+    late = [(newest_deleted, 100 * newest_deleted - 50), (1, 50)]   # a held tombstone, then one read again
+    for n, (i, lsn) in enumerate(late):
+        report, _ = h.process(raw_batch(spark, [PG.event("u", None, row(i, "late"), lsn, 3),
+                                                PG.event("u", None, row(11, f"v{n}"), 5000 + n, 3)],
+                                        first_offset=200 + 2 * n), 20 + n)
+        assert report.skipped == 1
+    assert table_rows(spark, config, "items") == [row(10), row(11, "v1")]
 
 
 def test_delete_whose_tombstone_landed_without_its_merge_applies_on_replay(spark, tmp_path, monkeypatch):

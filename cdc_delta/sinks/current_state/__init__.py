@@ -31,6 +31,7 @@ from . import companions
 from .bounds import GuardBounds
 from .key_change import carry_across_key_change
 from .merge import count_unresolved, merge_changes
+from .recent_tombstones import MAX_ROWS_HELD, RecentTombstones, as_frame
 
 GC_EVERY_BATCHES = 10
 # a key change whose delete landed in an earlier batch finds the old row this many versions back
@@ -47,6 +48,7 @@ class CurrentState:
         self.spark, self.spec, self.where, self.hooks, self.locked = spark, spec, where, hooks, locked
         self.name = spec.name
         self.bounds: GuardBounds | None = None
+        self.recent: RecentTombstones[DataFrame] | None = None   # only where the bounds are kept
 
     def locations(self) -> list[DeltaLocation]:
         return [self.where, *(self.where.child(c) for c in ("tombstones", "truncates"))]
@@ -64,6 +66,7 @@ class CurrentState:
     def fact_columns(self) -> dict[str, Column]:
         if self.bounds is None or not self.where.local_folder or not self.locked:
             self.bounds = self._load_bounds()
+            self.recent = RecentTombstones(self.bounds.tombstone) if self.where.local_folder and self.locked else None
         return {"older_than_tombstone": self.bounds.older_than_tombstone()}
 
     def write(self, batch: BatchContext, table: TableInput) -> TableFigures:
@@ -81,6 +84,8 @@ class CurrentState:
             if batch.batch_id % GC_EVERY_BATCHES == 0:
                 figures.tombstones_collected = companions.collect_tombstones(
                     self.spark, self.where, newest, self.spec.retention_ms)
+                if figures.tombstones_collected:
+                    self._forget_recent()
         return figures
 
     def _merge(self, batch: BatchContext, table: TableInput, rows: DataFrame, figures: TableFigures) -> None:
@@ -104,12 +109,17 @@ class CurrentState:
             with self.hooks.during("merge"), report.phase("merge"), ThreadPoolExecutor(max_workers=1) as beside:
                 unresolved = (self._count_unresolved(beside, changes, view.keys, toasted, keys_within)
                               if toasted else lambda: {})
+                deletes = beside.submit(self._held_deletes, changes, view.keys, facts.get("d"))
                 figures.inserted, figures.updated, figures.deleted = merge_changes(
                     self.where, changes, view.keys, view.values, "d" in facts, batch.batch_id, batch.app_id,
                     keys_within, self.locked, toasted)
                 figures.toast_unresolved_columns = unresolved()
                 companions.record_unresolved(self.spark, self.where, figures.toast_unresolved_columns,
                                              batch.batch_id, batch.app_id, self.locked)
+                self._hold(facts.get("d"), deletes.result())
+        except BaseException:
+            self._forget_recent()   # the tombstone append may have landed without the rest
+            raise
         finally:
             changes.unpersist()
 
@@ -166,8 +176,31 @@ class CurrentState:
         if not any(r["older_than_tombstone"] for r in facts.values()):
             return None
         since = oldest([r["seq_min"] for r in facts.values()])
+        if self.recent is not None and self.recent.covers(since):
+            return as_frame(self.recent.after(since))
         tombstones = self._read_newest(self.where.child("tombstones"))
         return tombstones if since is None else tombstones.filter(possibly_after(F.col(SEQ_COLUMN), since))
+
+    def _held_deletes(self, changes: DataFrame, keys: list[str], deletes: Row | None) -> DataFrame | None:
+        """The batch's tombstones, read into the driver to be held for the next batches' guard
+        (a small job on the cached changes, beside the MERGE); None when none are held."""
+        if self.recent is None or deletes is None or deletes["n"] > MAX_ROWS_HELD:
+            return None
+        tombstones = companions.tombstones_of(changes, keys)
+        return self.spark.createDataFrame(tombstones.collect(), tombstones.schema)
+
+    def _hold(self, deletes: Row | None, held: DataFrame | None) -> None:
+        """After the batch's writes: its tombstones join the held ones."""
+        if self.recent is None or deletes is None:
+            return
+        if held is None:
+            self._forget_recent()
+        else:
+            self.recent.add(deletes["seq"], held)
+
+    def _forget_recent(self) -> None:
+        if self.recent is not None:
+            self.recent.forget(self.bounds.tombstone)
 
     def _truncate(self, batch: BatchContext, fact: Row, rows: DataFrame, figures: TableFigures) -> DataFrame:
         policy = self.spec.truncate

@@ -37,8 +37,12 @@ def append_tombstones(target: DeltaLocation, changes: DataFrame, keys: list[str]
                       batch_id: int, locked: bool) -> None:
     """Tombstones are appended (idempotent per batch), not merged: the guard asks whether any
     tombstone of the key is after the change, so older tombstones need no rewrite."""
-    deletes = changes.filter(F.col(OP) == "d").select(*[col(k) for k in keys], SEQ_COLUMN, TS_COLUMN)
-    append_once(deletes, target.child("tombstones"), f"{app_id}:tombstones", batch_id, locked)
+    append_once(tombstones_of(changes, keys), target.child("tombstones"), f"{app_id}:tombstones", batch_id, locked)
+
+
+def tombstones_of(changes: DataFrame, keys: list[str]) -> DataFrame:
+    """The tombstones of a batch's reduced changes: key and position of each delete."""
+    return changes.filter(F.col(OP) == "d").select(*[col(k) for k in keys], SEQ_COLUMN, TS_COLUMN)
 
 
 def collect_tombstones(spark: SparkSession, target: DeltaLocation, newest_source_ts: int,
