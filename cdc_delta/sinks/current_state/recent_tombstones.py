@@ -23,16 +23,16 @@ KEEP_BATCHES = 8
 # a batch with more deletes is not held in the driver: the guard reads the table again
 MAX_ROWS_HELD = 50_000
 
-F = TypeVar("F")
+Frame = TypeVar("Frame")
 
 
 @dataclass
-class RecentTombstones(Generic[F]):
+class RecentTombstones(Generic[Frame]):
     """`floor`: every tombstone after this position is held (None: every tombstone is);
     `batches`: per batch, the newest position among its tombstones and the tombstones."""
 
     floor: Row | None
-    batches: deque[tuple[Row, F]] = field(default_factory=deque)
+    batches: deque[tuple[Row, Frame]] = field(default_factory=deque)
 
     def covers(self, since: Row | None) -> bool:
         """Whether every tombstone that can be after a change at or after `since` is held."""
@@ -40,12 +40,12 @@ class RecentTombstones(Generic[F]):
             return True
         return since is not None and seq_order(since) >= seq_order(self.floor)
 
-    def after(self, since: Row | None) -> list[F]:
+    def after(self, since: Row | None) -> list[Frame]:
         """The batches that may hold a tombstone after `since` (all, when `since` is None)."""
         return [frame for newest, frame in self.batches
                 if since is None or seq_order(newest) > seq_order(since)]
 
-    def add(self, newest: Row, frame: F) -> None:
+    def add(self, newest: Row, frame: Frame) -> None:
         self.batches.append((newest, frame))
         while len(self.batches) > KEEP_BATCHES:
             dropped, _ = self.batches.popleft()
