@@ -2,7 +2,9 @@
 
 Values are encoded as Debezium's defaults do it (decimal.handling.mode=precise,
 time.precision.mode=adaptive): decimals as base64 unscaled bytes, dates as days, timestamps as
-microseconds, with or without the ``{"schema":…,"payload":…}`` wrapper.
+microseconds, with or without the ``{"schema":…,"payload":…}`` wrapper. Two variations real
+streams carry: decimals as JSON numbers (Kafka's JsonConverter with decimal.format=NUMERIC) and
+field names in upper case (a source whose names differ in case from the configured columns).
 """
 
 from __future__ import annotations
@@ -10,11 +12,14 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import re
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from typing import Any, Mapping
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+# json.dumps writes no Decimal: a number is written as this quoted marker, then unquoted
+_NUMBER = re.compile(r'"#number:(-?[0-9.]+)#"')
 
 
 def decimal_b64(value: Decimal, scale: int) -> str:
@@ -40,12 +45,16 @@ def _connect_field(name: str, sql_type: str) -> dict[str, Any]:
     return {"type": base, "optional": True, "field": name}
 
 
-def encode_value(value: Any, sql_type: str) -> Any:
+def encode_value(value: Any, sql_type: str, decimals: str = "base64") -> Any:
+    """`decimals`: "base64" (Debezium's default) or "numeric" (a JSON number)."""
     if value is None:
         return None
     t = sql_type.lower()
     if t.startswith("decimal"):
-        return decimal_b64(Decimal(value), int(t[8:-1].split(",")[1]))
+        scale = int(t[8:-1].split(",")[1])
+        if decimals == "numeric":
+            return f"#number:{Decimal(value).quantize(Decimal(1).scaleb(-scale)):f}#"
+        return decimal_b64(Decimal(value), scale)
     if t == "date":
         return (value - dt.date(1970, 1, 1)).days
     if t in ("timestamp", "timestamp_ntz"):
@@ -64,6 +73,8 @@ class EventWriter:
     db: str = "shop"
     schema: str = "public"
     server: str = "dbserver1"
+    decimals: str = "base64"            # or "numeric": JSON numbers
+    upper_case_fields: bool = False     # the images and the schema name the columns in upper case
 
     def event(self, op: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
               position: int, ts_ms: int, snapshot: bool = False) -> str:
@@ -71,9 +82,8 @@ class EventWriter:
             "before": self._image(before), "after": self._image(after), "op": op,
             "ts_ms": ts_ms, "source": self._source(position, ts_ms, snapshot), "transaction": None,
         }
-        if not self.wrapped:
-            return json.dumps(payload, separators=(",", ":"))
-        return json.dumps({"schema": self._schema(), "payload": payload}, separators=(",", ":"))
+        event = payload if not self.wrapped else {"schema": self._schema(), "payload": payload}
+        return _NUMBER.sub(r"\1", json.dumps(event, separators=(",", ":")))
 
     def truncate(self, position: int, ts_ms: int) -> str:
         return self.event("t", None, None, position, ts_ms)
@@ -81,7 +91,11 @@ class EventWriter:
     def _image(self, row: Mapping[str, Any] | None) -> dict[str, Any] | None:
         if row is None:
             return None
-        return {c: encode_value(row.get(c), self.columns[c]) for c in self.columns if c in row}
+        return {self._field(c): encode_value(row.get(c), self.columns[c], self.decimals)
+                for c in self.columns if c in row}
+
+    def _field(self, column: str) -> str:
+        return column.upper() if self.upper_case_fields else column
 
     def _source(self, position: int, ts_ms: int, snapshot: bool) -> dict[str, Any]:
         common = {"version": "2.7.0.Final", "connector": self.connector, "name": self.server,
@@ -95,7 +109,7 @@ class EventWriter:
 
     def _schema(self) -> dict[str, Any]:
         value = {"type": "struct", "optional": True, "name": f"{self.server}.{self.table}.Value",
-                 "fields": [_connect_field(c, t) for c, t in self.columns.items()]}
+                 "fields": [_connect_field(self._field(c), t) for c, t in self.columns.items()]}
         return {"type": "struct", "optional": False, "name": f"{self.server}.{self.table}.Envelope", "fields": [
             {**value, "field": "before"}, {**value, "field": "after"},
             {"type": "string", "optional": False, "field": "op"},

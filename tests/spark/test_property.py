@@ -3,7 +3,9 @@ older windows after newer ones, arbitrary batch boundaries and restarts of the p
 batches, end in the same table as a plain-Python replay in source order. Updates that leave the
 TOASTable text `v` unchanged send Postgres' placeholder for it, under REPLICA IDENTITY DEFAULT
 (no `before`) or FULL (`before` holds the old row, its text itself sometimes a placeholder); `v`
-is often NULL; keys are deleted and inserted again."""
+is often NULL; keys are deleted and inserted again. Each event is encoded as one of the ways
+real streams send it: with or without the schema wrapper, decimals as base64 bytes or JSON
+numbers, field names as configured or in upper case."""
 
 from __future__ import annotations
 
@@ -142,12 +144,14 @@ def assert_replay_matches(spark, data, connector, history, batches):
 
 
 def encoded(data, connector: str, table: str, columns: dict, history) -> list[str]:
-    """The history as Debezium events, each with or without the schema wrapper; position
+    """The history as Debezium events, each with or without the schema wrapper, its decimals as
+    base64 bytes or JSON numbers, its field names as configured or in upper case; position
     1000 + 10 i, and many changes share one ts_ms."""
-    writers = [EventWriter(connector, table, columns, wrapped=w) for w in (False, True)]
+    writers = [EventWriter(connector, table, columns, wrapped=w, decimals=d, upper_case_fields=u)
+               for w in (False, True) for d in ("base64", "numeric") for u in (False, True)]
     events = []
     for i, (op, key, row, image) in enumerate(history):
-        writer = writers[data.draw(st.booleans())]
+        writer = data.draw(st.sampled_from(writers))
         position, ts = 1000 + 10 * i, 5000 + i // 4
         events.append(writer.truncate(position, ts) if op == "t" else writer.event(op, *image, position, ts))
     return events
