@@ -27,6 +27,7 @@ from ..sinks.quarantine import rows_of
 from ..steps.changes import table_changes
 from ..steps.decode import decode
 from ..steps.view import TableView
+from .codegen import Codegen
 from .facts import count_origins, read_origins, table_facts
 from ..report import BatchContext, BatchReport, TableFigures
 from .schema import TableSchemas
@@ -52,6 +53,7 @@ class BatchHandler:
             t.name: sinks_of(spark, config, t, self.targets, self.hooks, locked) for t in config.source_tables}
         self.quarantine = Quarantine(spark, DeltaLocation.of(config.quarantine_location), locked)
         self.schemas = TableSchemas(spark, config, self.targets)
+        self.codegen = Codegen(spark, lambda: self.locations)
         self.on_report = on_report or (lambda r: None)
         self.failure: CdcDeltaError | None = None
         self.crash: Exception | None = None      # the last batch's unexpected error, as raised
@@ -150,6 +152,7 @@ class BatchHandler:
             origins = read_origins(decoded)
             if not count_origins(origins, report):
                 return None
+            self.codegen.fit(report.records_in)
             views = self._views(origins, decoded)
             kept = early is not None and views == guess
             if early is not None and not kept:

@@ -36,6 +36,8 @@ LOCAL_DEFAULTS = {
     # a batch caches its decoded records and changes, reads them a few times and drops them:
     # compressing the cached columns cost more CPU than it saved (~8% of a warm batch, benchmarks)
     "spark.sql.inMemoryColumnarStorage.compressed": "false",
+    # batches of fewer records run Spark's expressions interpreted, not compiled (batch/codegen.py)
+    "spark.cdcdelta.interpretBelowRecords": "1000",
 }
 
 

@@ -1,0 +1,88 @@
+"""Whether a batch's Spark expressions run compiled or interpreted.
+
+Spark compiles each new plan's expressions to Java classes before it runs them, and a batch
+has some 100 plans (decode, reduce, guard, Delta's MERGE and log queries). A JVM compiles them
+once; in a run's first batch that is about a quarter of the time (the demo's first batch of 29
+records: 58 s compiled, 42 s interpreted). Interpreted expressions cost more per row: 1.39× the
+seconds of 10k-event batches into a 100k-row table, 3.2× of 1k-event batches into a 1M-row one
+(the MERGE reads the table). So a batch runs interpreted only when it has fewer records than
+`spark.cdcdelta.interpretBelowRecords` and its tables are folders on this machine's disk that
+hold under SMALL_TABLES_BYTES together (old versions' files included: on the safe side); else
+compiled. cdc-delta's own local session sets it (infra/session.py); a session given to
+cdc-delta is left as it is unless it sets it. Until a batch's records are counted, the last
+batch's choice holds (interpreted before the first: decoding its records is the first job).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, Iterable
+
+from pyspark.sql import SparkSession
+
+from ..errors import ConfigError
+from ..lake.tables import DeltaLocation
+
+INTERPRET_BELOW = "spark.cdcdelta.interpretBelowRecords"
+SMALL_TABLES_BYTES = 4 * 1024 * 1024
+# Spark's switches: expression classes (an internal setting: its interpreted path is the
+# reference its compiled one is tested against) and whole-stage code
+FACTORY_MODE, WHOLE_STAGE = "spark.sql.codegen.factoryMode", "spark.sql.codegen.wholeStage"
+INTERPRETED = {FACTORY_MODE: "NO_CODEGEN", WHOLE_STAGE: "false"}
+
+
+class Codegen:
+    """`tables`: the Delta tables a batch reads and writes, asked when a batch is small."""
+
+    def __init__(self, spark: SparkSession, tables: Callable[[], Iterable[DeltaLocation]]) -> None:
+        self.spark, self.tables = spark, tables
+        self.below = _records(spark.conf.get(INTERPRET_BELOW, "0"))
+        started = spark.sparkContext.getConf()   # the session's own settings, before any batch
+        self.compiled = {FACTORY_MODE: started.get(FACTORY_MODE, "FALLBACK"), WHOLE_STAGE: started.get(WHOLE_STAGE, "true")}
+        self.interpreted: bool | None = None
+        if self.below:
+            self._use(interpreted=True)
+
+    def fit(self, records: int) -> None:
+        """Interpreted for a batch of few records into small tables, else compiled."""
+        if self.below:
+            self._use(records < self.below and self._tables_small())
+
+    def _use(self, interpreted: bool) -> None:
+        if interpreted != self.interpreted:
+            for key, value in (INTERPRETED if interpreted else self.compiled).items():
+                self.spark.conf.set(key, value)
+            self.interpreted = interpreted
+
+    def _tables_small(self) -> bool:
+        """From the disk, in a few milliseconds: asking Delta costs ~60 ms per table per batch."""
+        total = 0
+        for table in self.tables():
+            if table.local_folder is None:      # a catalog table or one on an object store
+                return False
+            total += _folder_bytes(table.local_folder)
+            if total >= SMALL_TABLES_BYTES:
+                return False
+        return True
+
+
+def _folder_bytes(folder: str) -> int:
+    total = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(root, name)).st_size
+            except FileNotFoundError:    # removed while counted (a vacuum, a log cleanup)
+                pass
+    return total
+
+
+def _records(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ConfigError("spark settings", INTERPRET_BELOW,
+                          "must be a number of records (0: compile every batch's expressions)", text)
+    return value

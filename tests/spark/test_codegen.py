@@ -1,0 +1,67 @@
+"""A batch's expressions run interpreted below a number of records into small tables, compiled
+otherwise; a session that does not ask for it is left as it is."""
+
+from __future__ import annotations
+
+import pytest
+
+from cdc_delta.batch.codegen import FACTORY_MODE, INTERPRET_BELOW, SMALL_TABLES_BYTES, WHOLE_STAGE, Codegen
+from cdc_delta.errors import ConfigError
+from cdc_delta.lake.tables import DeltaLocation
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture
+def setting(spark):
+    before = {k: spark.conf.get(k) for k in (INTERPRET_BELOW, FACTORY_MODE, WHOLE_STAGE)}
+    yield lambda value: spark.conf.set(INTERPRET_BELOW, value)
+    for key, value in before.items():
+        spark.conf.set(key, value)
+
+
+def modes(spark) -> tuple[str, str]:
+    return spark.conf.get(FACTORY_MODE), spark.conf.get(WHOLE_STAGE)
+
+
+def table_of(spark, folder, rows: int) -> DeltaLocation:
+    spark.range(rows).selectExpr("id", "uuid() AS text").coalesce(1).write.format("delta").save(str(folder))
+    return DeltaLocation(path=str(folder))
+
+
+def test_small_batches_into_small_tables_interpreted_others_compiled(spark, setting, tmp_path):
+    setting("100")
+    tables = [table_of(spark, tmp_path / "a", 10)]
+    codegen = Codegen(spark, lambda: tables)
+    assert modes(spark) == ("NO_CODEGEN", "false")      # before the first batch is counted
+    codegen.fit(100)
+    assert modes(spark) == ("FALLBACK", "true") and not codegen.interpreted
+    codegen.fit(99)
+    assert modes(spark) == ("NO_CODEGEN", "false") and codegen.interpreted
+    tables.append(table_of(spark, tmp_path / "b", 200_000))
+    assert sum(f.stat().st_size for f in (tmp_path / "b").rglob("*.parquet")) >= SMALL_TABLES_BYTES
+    codegen.fit(99)
+    assert modes(spark) == ("FALLBACK", "true") and not codegen.interpreted
+    tables[1] = DeltaLocation(path=str(tmp_path / "not-created-yet"))
+    codegen.fit(99)
+    assert codegen.interpreted
+    tables[1] = DeltaLocation(path="s3a://bucket/lake/items")      # not on this disk: compiled
+    codegen.fit(99)
+    assert not codegen.interpreted
+
+
+def test_a_session_without_the_setting_is_left_as_it_is(spark, setting):
+    setting("0")
+    spark.conf.set(WHOLE_STAGE, "false")
+    codegen = Codegen(spark, lambda: [])
+    codegen.fit(5)
+    codegen.fit(50_000)
+    assert modes(spark) == ("FALLBACK", "false") and codegen.interpreted is None
+
+
+@pytest.mark.parametrize("value", ["-1", "many"])
+def test_a_setting_that_is_no_number_of_records_is_refused(spark, setting, value):
+    setting(value)
+    with pytest.raises(ConfigError) as err:
+        Codegen(spark, lambda: [])
+    assert err.value.field == INTERPRET_BELOW and err.value.value == value
