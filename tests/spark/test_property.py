@@ -5,7 +5,8 @@ TOASTable text `v` unchanged send Postgres' placeholder for it, under REPLICA ID
 (no `before`) or FULL (`before` holds the old row, its text itself sometimes a placeholder); `v`
 is often NULL; keys are deleted and inserted again. Each event is encoded as one of the ways
 real streams send it: with or without the schema wrapper, decimals as base64 bytes or JSON
-numbers, field names as configured or in upper case."""
+numbers, field names as configured or in upper case. Spark runs the batches' expressions
+compiled or interpreted, as each process draws."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from devtools.encode import EventWriter
+from cdc_delta.batch.codegen import INTERPRET_BELOW
 from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
 
 from .helpers import handler, make_config, raw_batch, table_rows
@@ -159,14 +161,26 @@ def encoded(data, connector: str, table: str, columns: dict, history) -> list[st
 
 def replay(spark, data, config, events: list[str], batches) -> None:
     """The batches through the handler; between some, the process restarts (a new handler:
-    what it kept in the driver is gone)."""
-    h = handler(spark, config)
-    offset = 0
-    for batch_id, batch in enumerate(batches):
-        if batch_id and data.draw(st.integers(0, 3)) == 0:
-            h = handler(spark, config)
-        h.process(raw_batch(spark, [events[i] for i in batch], first_offset=offset), batch_id)
-        offset += len(batch)
+    what it kept in the driver is gone). Each process runs Spark's expressions compiled or
+    interpreted (batch/codegen.py)."""
+    setting = spark.conf.get(INTERPRET_BELOW)
+    try:
+        h = process(spark, data, config)
+        offset = 0
+        for batch_id, batch in enumerate(batches):
+            if batch_id and data.draw(st.integers(0, 3)) == 0:
+                h = process(spark, data, config)
+            h.process(raw_batch(spark, [events[i] for i in batch], first_offset=offset), batch_id)
+            assert h.codegen.interpreted == (spark.conf.get(INTERPRET_BELOW) != "1")
+            offset += len(batch)
+    finally:
+        spark.conf.set(INTERPRET_BELOW, setting)
+
+
+def process(spark, data, config):
+    """A new handler, as a new process has, compiling every batch or interpreting every one."""
+    spark.conf.set(INTERPRET_BELOW, data.draw(st.sampled_from(["1", "1000000"])))
+    return handler(spark, config)
 
 
 @st.composite
