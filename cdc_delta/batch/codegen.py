@@ -37,10 +37,11 @@ class Codegen:
     def __init__(self, spark: SparkSession, tables: Callable[[], Iterable[DeltaLocation]]) -> None:
         self.spark, self.tables = spark, tables
         self.below = _records(spark.conf.get(INTERPRET_BELOW, "0"))
-        started = spark.sparkContext.getConf()   # the session's own settings, before any batch
-        self.compiled = {FACTORY_MODE: started.get(FACTORY_MODE, "FALLBACK"), WHOLE_STAGE: started.get(WHOLE_STAGE, "true")}
         self.interpreted: bool | None = None
-        if self.below:
+        if self.below:    # (a Spark Connect session, which has no sparkContext, does not set it)
+            started = spark.sparkContext.getConf()   # the session's own settings, before any batch
+            self.compiled = {FACTORY_MODE: started.get(FACTORY_MODE, "FALLBACK"),
+                             WHOLE_STAGE: started.get(WHOLE_STAGE, "true")}
             self._use(interpreted=True)
 
     def fit(self, records: int) -> None:
