@@ -3,14 +3,15 @@
 Spark compiles each new plan's expressions to Java classes before it runs them, and a batch
 has some 100 plans (decode, reduce, guard, Delta's MERGE and log queries). A JVM compiles them
 once; in a run's first batch that is about a quarter of the time (the demo's first batch of 29
-records: 58 s compiled, 42 s interpreted). Interpreted expressions cost more per row: 1.39× the
-seconds of 10k-event batches into a 100k-row table, 3.2× of 1k-event batches into a 1M-row one
-(the MERGE reads the table). So a batch runs interpreted only when it has fewer records than
-`spark.cdcdelta.interpretBelowRecords` and its tables are folders on this machine's disk that
-hold under SMALL_TABLES_BYTES together (old versions' files included: on the safe side); else
-compiled. cdc-delta's own local session sets it (infra/session.py); a session given to
-cdc-delta is left as it is unless it sets it. Until a batch's records are counted, the last
-batch's choice holds (interpreted before the first: decoding its records is the first job).
+records, runs in turns: 39 and 46 s compiled, 29 and 37 s interpreted). Interpreted expressions
+cost more per row: 1.39x the seconds of 10k-event batches into a 100k-row table, 3.2x of
+1k-event batches into a 1M-row one (the MERGE reads the table). So a batch runs interpreted
+only when it has fewer records than `spark.cdcdelta.interpretBelowRecords` and its tables are
+folders on this machine's disk that hold under SMALL_TABLES_BYTES together (old versions'
+files included: on the safe side); else compiled. cdc-delta's own local session sets it
+(infra/session.py); a session given to cdc-delta is left as it is unless it sets it. Until a
+batch's records are counted, the last batch's choice holds (interpreted before the first:
+decoding its records is the first job).
 """
 
 from __future__ import annotations
@@ -44,15 +45,19 @@ class Codegen:
                              WHOLE_STAGE: started.get(WHOLE_STAGE, "true")}
             self._use(interpreted=True)
 
-    def fit(self, records: int) -> None:
-        """Interpreted for a batch of few records into small tables, else compiled."""
+    def fit(self, records: int, batch_session: SparkSession) -> None:
+        """Interpreted for a batch of few records into small tables, else compiled. A stream's
+        batches come in a copy of the session the stream started in (its settings copied then):
+        both are set."""
         if self.below:
-            self._use(records < self.below and self._tables_small())
+            self._use(records < self.below and self._tables_small(), batch_session)
 
-    def _use(self, interpreted: bool) -> None:
-        if interpreted != self.interpreted:
-            for key, value in (INTERPRETED if interpreted else self.compiled).items():
-                self.spark.conf.set(key, value)
+    def _use(self, interpreted: bool, batch_session: SparkSession | None = None) -> None:
+        sessions = {id(s): s for s in (self.spark, batch_session) if s is not None}.values()
+        if interpreted != self.interpreted or any(_interpreted(s) != interpreted for s in sessions):
+            for session in sessions:
+                for key, value in (INTERPRETED if interpreted else self.compiled).items():
+                    session.conf.set(key, value)
             self.interpreted = interpreted
 
     def _tables_small(self) -> bool:
@@ -76,6 +81,10 @@ def _folder_bytes(folder: str) -> int:
             except FileNotFoundError:    # removed while counted (a vacuum, a log cleanup)
                 pass
     return total
+
+
+def _interpreted(session: SparkSession) -> bool:
+    return session.conf.get(FACTORY_MODE) == INTERPRETED[FACTORY_MODE]
 
 
 def _records(text: str) -> int:

@@ -152,7 +152,7 @@ class BatchHandler:
             origins = read_origins(decoded)
             if not count_origins(origins, report):
                 return None
-            self.codegen.fit(report.records_in)
+            self.codegen.fit(report.records_in, decoded.sparkSession)
             views = self._views(origins, decoded)
             kept = early is not None and views == guess
             if early is not None and not kept:

@@ -32,30 +32,39 @@ def table_of(spark, folder, rows: int) -> DeltaLocation:
 def test_small_batches_into_small_tables_interpreted_others_compiled(spark, setting, tmp_path):
     setting("100")
     tables = [table_of(spark, tmp_path / "a", 10)]
+    stream = spark.newSession()     # a stream's batches come in a copy of the session
     codegen = Codegen(spark, lambda: tables)
     assert modes(spark) == ("NO_CODEGEN", "false")      # before the first batch is counted
-    codegen.fit(100)
-    assert modes(spark) == ("FALLBACK", "true") and not codegen.interpreted
-    codegen.fit(99)
-    assert modes(spark) == ("NO_CODEGEN", "false") and codegen.interpreted
+    codegen.fit(100, stream)
+    assert modes(spark) == modes(stream) == ("FALLBACK", "true") and not codegen.interpreted
+    codegen.fit(99, stream)
+    assert modes(spark) == modes(stream) == ("NO_CODEGEN", "false") and codegen.interpreted
     tables.append(table_of(spark, tmp_path / "b", 200_000))
     assert sum(f.stat().st_size for f in (tmp_path / "b").rglob("*.parquet")) >= SMALL_TABLES_BYTES
-    codegen.fit(99)
-    assert modes(spark) == ("FALLBACK", "true") and not codegen.interpreted
+    codegen.fit(99, stream)
+    assert modes(spark) == modes(stream) == ("FALLBACK", "true") and not codegen.interpreted
     tables[1] = DeltaLocation(path=str(tmp_path / "not-created-yet"))
-    codegen.fit(99)
+    codegen.fit(99, stream)
     assert codegen.interpreted
     tables[1] = DeltaLocation(path="s3a://bucket/lake/items")      # not on this disk: compiled
-    codegen.fit(99)
+    codegen.fit(99, stream)
     assert not codegen.interpreted
+
+
+def test_a_stream_started_before_the_switch_is_switched_too(spark, setting, tmp_path):
+    setting("100")
+    codegen = Codegen(spark, lambda: [])
+    stream = spark.newSession()     # its settings: those it was copied with, not interpreted
+    codegen.fit(10, stream)
+    assert modes(stream) == ("NO_CODEGEN", "false")
 
 
 def test_a_session_without_the_setting_is_left_as_it_is(spark, setting):
     setting("0")
     spark.conf.set(WHOLE_STAGE, "false")
     codegen = Codegen(spark, lambda: [])
-    codegen.fit(5)
-    codegen.fit(50_000)
+    codegen.fit(5, spark)
+    codegen.fit(50_000, spark)
     assert modes(spark) == ("FALLBACK", "false") and codegen.interpreted is None
 
 
