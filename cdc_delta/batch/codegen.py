@@ -38,7 +38,7 @@ class Codegen:
     def __init__(self, spark: SparkSession, tables: Callable[[], Iterable[DeltaLocation]]) -> None:
         self.spark, self.tables = spark, tables
         self.below = _records(spark.conf.get(INTERPRET_BELOW, "0"))
-        self.interpreted: bool | None = None
+        self.interpreted: bool | None = None     # this batch's choice; None: the switch is off
         if self.below:    # (a Spark Connect session, which has no sparkContext, does not set it)
             started = spark.sparkContext.getConf()   # the session's own settings, before any batch
             self.compiled = {FACTORY_MODE: started.get(FACTORY_MODE, "FALLBACK"),
@@ -53,12 +53,12 @@ class Codegen:
             self._use(records < self.below and self._tables_small(), batch_session)
 
     def _use(self, interpreted: bool, batch_session: SparkSession | None = None) -> None:
-        sessions = {id(s): s for s in (self.spark, batch_session) if s is not None}.values()
-        if interpreted != self.interpreted or any(_interpreted(s) != interpreted for s in sessions):
-            for session in sessions:
-                for key, value in (INTERPRETED if interpreted else self.compiled).items():
+        self.interpreted = interpreted
+        wanted = INTERPRETED if interpreted else self.compiled
+        for session in {id(s): s for s in (self.spark, batch_session) if s is not None}.values():
+            if any(session.conf.get(key) != value for key, value in wanted.items()):
+                for key, value in wanted.items():
                     session.conf.set(key, value)
-            self.interpreted = interpreted
 
     def _tables_small(self) -> bool:
         """From the disk, in a few milliseconds: asking Delta costs ~60 ms per table per batch."""
@@ -81,10 +81,6 @@ def _folder_bytes(folder: str) -> int:
             except FileNotFoundError:    # removed while counted (a vacuum, a log cleanup)
                 pass
     return total
-
-
-def _interpreted(session: SparkSession) -> bool:
-    return session.conf.get(FACTORY_MODE) == INTERPRETED[FACTORY_MODE]
 
 
 def _records(text: str) -> int:
