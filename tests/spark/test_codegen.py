@@ -61,6 +61,7 @@ def test_a_stream_started_before_the_switch_is_switched_too(spark, setting, tmp_
 
 def test_a_session_without_the_setting_is_left_as_it_is(spark, setting):
     setting("0")
+    spark.conf.set(FACTORY_MODE, "FALLBACK")
     spark.conf.set(WHOLE_STAGE, "false")
     codegen = Codegen(spark, lambda: [])
     codegen.fit(5, spark)
