@@ -1,5 +1,5 @@
 """The benchmark: cdc-delta against the seed recipe and a delta-rs merge loop, on the same
-Debezium stream in the same command, then sweeps and freshness; results under --out.
+Debezium stream in the same command, then sweeps and freshness (freshness.py); results under --out.
 
     python -m benchmarks.run --profile standard        # about 90 min here
     python -m benchmarks.run --profile targets --out benchmarks/results/targets   # about 45 min
@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -27,7 +26,8 @@ import yaml
 from cdc_delta.infra.kafka_io import create_topics, produce
 
 from .event_log import account_run, event_log_env
-from .measure import REPO, freshness, measured, percentile
+from . import freshness
+from .measure import REPO, measured
 from .stream import TABLE, Stream
 from .tables import pipeline_config
 
@@ -58,17 +58,20 @@ SMALL_BATCHES = Scenario(1_000_000, 6_000, 1_000)
 TARGET_SCENARIOS = [Scenario(1_000_000, 30_000, 10_000, profile="recent"),
                     Scenario(10_000_000, 30_000, 10_000, profile="recent"),
                     Scenario(0, 1_000_000, 100_000, profile="snapshot")]
+# issue 17's target 6: events per second, seconds between batches, seconds of events (long enough
+# for the first warm batches to pass: freshness.py)
+FRESHNESS = (2_000, 5, 120)
 PROFILES = {
     "smoke": {"base": Scenario(2_000, 3_000, 1_000), "batch": [], "rows": [], "wrapped": [],
-              "targets": [Scenario(0, 2_000, 1_000, profile="snapshot")], "phases": False, "freshness": (200, 10)},
+              "targets": [Scenario(0, 2_000, 1_000, profile="snapshot")], "phases": False, "freshness": (200, 2, 10)},
     "standard": {"base": Scenario(100_000, 100_000, 10_000), "batch": [100_000], "rows": [1_000_000],
                  "wrapped": [True], "points": [SMALL_BATCHES], "targets": TARGET_SCENARIOS,
-                 "freshness": (10_000, 30)},
+                 "freshness": FRESHNESS},
     # the target scenarios alone (about 45 min here)
     "targets": {"base": Scenario(100_000, 30_000, 10_000), "batch": [], "rows": [], "wrapped": [],
                 "targets": TARGET_SCENARIOS, "phases": False, "freshness": None},
     "full": {"base": Scenario(1_000_000, 1_000_000, 100_000), "batch": [10_000, 1_000_000],
-             "rows": [100_000, 10_000_000], "wrapped": [True], "points": [SMALL_BATCHES], "freshness": (10_000, 60)},
+             "rows": [100_000, 10_000_000], "wrapped": [True], "points": [SMALL_BATCHES], "freshness": FRESHNESS},
 }
 
 
@@ -153,7 +156,7 @@ class Bench:
             wrong[engine] = stream.keys_wrong(found)
         return wrong
 
-    # --- phases and freshness ----------------------------------------------------------------
+    # --- phases ------------------------------------------------------------------------------
 
     def phases(self, sc: Scenario) -> dict:
         """cdc-delta alone, for the split of a batch's seconds. Every run reports its phases on
@@ -161,35 +164,6 @@ class Bench:
         so their work is counted where Spark does it (mostly under toast and merge)."""
         result = self.scenario(sc, ("cdc_delta",), "-phases", {})
         return result["engines"]["cdc_delta"]
-
-    def freshness(self, rows: int, rate: int, seconds: int) -> dict:
-        """cdc-delta as a service (processing time, as fast as it can) while events arrive at
-        `rate` per second: seconds from an event's ts_ms to the end of its batch."""
-        d = self._fresh_dir(f"freshness-{rate}")
-        stream, topic = Stream(rows), f"bench.freshness.{rate}.{int(time.time())}"
-        create_topics(self.bootstrap, {topic: PARTITIONS})
-        self._seed(d, rows)
-        config = d / "cdc_delta.yaml"
-        trigger = {"kind": "processing_time", "interval": "0 seconds"}
-        config.write_text(yaml.safe_dump(pipeline_config(d, topic, self.bootstrap, rate * 60, trigger)))
-        metrics = d / "cdc_delta.jsonl"
-        with open(d / "cdc_delta.log", "w") as log:
-            service = subprocess.Popen([PY, "-m", "cdc_delta", "run", "--config", str(config), "--metrics-json",
-                                        str(metrics)], cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            warm = produce(self.bootstrap, topic, stream.events(1000))
-            _wait(lambda: _records_in(metrics) >= warm, service, 600)
-            produced = _paced(self.bootstrap, topic, stream, rate, seconds)
-            _wait(lambda: _records_in(metrics) >= warm + len(produced), service, 1200)
-        finally:
-            service.send_signal(signal.SIGTERM)
-            service.wait(300)
-        batches = jsonl(metrics)
-        lags = freshness([p[:3] for p in produced if p[3]], batches, topic)
-        return {"rate": rate, "seconds": seconds, "events": sum(1 for p in produced if p[3]),
-                "achieved_rate": round(sum(1 for p in produced if p[3]) / seconds),
-                "p50_s": round(percentile(lags, 0.5), 2), "p95_s": round(percentile(lags, 0.95), 2),
-                "batches": len(batches)}
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -205,30 +179,6 @@ class Bench:
             raise SystemExit(f"seeding failed; see {run.log}:\n" + run.log.read_text()[-3000:])
 
 
-def _paced(bootstrap: str, topic: str, stream: Stream, rate: int, seconds: int) -> list[tuple]:
-    """Produce `rate` events per second for `seconds`, ts_ms = the moment of sending; returns
-    (partition, offset, ts seconds, is_change) per record as acknowledged."""
-    from confluent_kafka import Producer
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "log_level": "3"})
-    acked: list[tuple] = []
-
-    def delivered(err, msg):
-        if err is None:
-            acked.append((msg.partition(), msg.offset(), msg.timestamp()[1] / 1000, msg.value() is not None))
-
-    started = time.time()
-    sent = 0
-    while (now := time.time()) < started + seconds:
-        due = int((now - started) * rate)
-        for key, value in stream.events(max(0, due - sent), ts_ms=int(now * 1000)):
-            producer.produce(topic, key=key, value=value, on_delivery=delivered, timestamp=int(now * 1000))
-        sent = max(sent, due)
-        producer.poll(0)
-        time.sleep(0.02)
-    producer.flush(60)
-    return acked
-
-
 def _accounting(events: Path, batches: list[dict], tables: Path) -> dict:
     """Jobs, stages, tasks, driver seconds and Delta commits per warm batch."""
     return account_run(events, batches, tables).as_dict() if batches else {}
@@ -236,20 +186,6 @@ def _accounting(events: Path, batches: list[dict], tables: Path) -> dict:
 
 def jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
-def _records_in(metrics: Path) -> int:
-    return sum(b["records_in"] for b in jsonl(metrics))
-
-
-def _wait(condition, process: subprocess.Popen, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if process.poll() is not None:
-            raise SystemExit(f"cdc-delta stopped (exit {process.returncode}) before catching up")
-        if time.monotonic() > deadline:
-            raise SystemExit("cdc-delta did not catch up in time")
-        time.sleep(0.5)
 
 
 def kafka(command: str, port: int) -> None:
@@ -285,7 +221,7 @@ def main(argv: list[str] | None = None) -> None:
         if profile.get("phases", True):
             results["phases"] = bench.phases(base)
         if profile["freshness"]:
-            results["freshness"] = bench.freshness(base.rows, *profile["freshness"])
+            results["freshness"] = freshness.measure(args.work, bench.bootstrap, base.rows, *profile["freshness"])
     finally:
         kafka("stop", port)
     from .report import write_report

@@ -32,7 +32,9 @@ def test_benchmark_smoke(tmp_path):
     assert engines["seed_recipe"]["keys_wrong"] > 0 and engines["delta_rs"]["keys_wrong"] > 0
     assert all(e["batches"] >= 3 and e["events_per_s"] > 0 and e["warm_seconds_per_batch"] > 0
                for e in engines.values())
-    assert results["freshness"]["events"] > 0 and results["freshness"]["p95_s"] >= results["freshness"]["p50_s"]
+    fresh = results["freshness"]["engines"]
+    assert all(f["events"] > 0 and f["max_s"] >= f["p95_s"] >= f["p50_s"] > 0 for f in fresh.values()), fresh
+    assert set(fresh) == {"cdc_delta", "seed_recipe"}
     report = (out / "results.md").read_text()
     assert "| 2,000 | 3,000 | 1,000 | off | uniform |" in report
     snapshot = next(r for r in results["sweeps"] if r["scenario"]["profile"] == "snapshot")
