@@ -29,7 +29,8 @@ from cdc_delta.infra.kafka_io import create_topics, produce
 
 from .event_log import Accounting, account_run, event_log_env
 from .measure import Run, measured
-from .run import PARTITIONS, jsonl, kafka
+from .broker import PARTITIONS, kafka
+from .measure import jsonl
 from .stream import PROFILES, Stream
 from .tables import pipeline_config, seeded
 

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from .measure import measured
-from .run import kafka
+from .broker import kafka
 
 
 def variant(text: str) -> tuple[str, Path]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -27,20 +26,19 @@ import yaml
 
 from cdc_delta.infra.kafka_io import create_topics, produce
 
-from .measure import REPO, freshness, measured, percentile
+from .broker import PARTITIONS, kafka
+from .measure import REPO, freshness, jsonl, percentile
 from .stream import Stream
-from .tables import pipeline_config
+from .tables import pipeline_config, seed_fresh
 
 PY = sys.executable
-PARTITIONS = 3
 WARM_EVENTS = 1000
 ENGINES = ("cdc_delta", "seed_recipe")
 
 
 def measure(work: Path, bootstrap: str, rows: int, rate: int, trigger_s: int, seconds: int) -> dict:
     """Both engines at `rate` events/s with a `trigger_s`-second trigger; their figures."""
-    work = _fresh_dir(work / f"freshness-{rate}-{trigger_s}s")
-    _seed(work, rows)
+    work = seed_fresh(work / f"freshness-{rate}-{trigger_s}s", rows)
     engines = {name: _one_engine(name, work, bootstrap, rows, rate, trigger_s, seconds) for name in ENGINES}
     return {"rows": rows, "rate": rate, "trigger_s": trigger_s, "seconds": seconds, "engines": engines}
 
@@ -135,22 +133,6 @@ def _wait(engine: str, condition: Callable[[], bool], process: subprocess.Popen,
         time.sleep(0.5)
 
 
-def _fresh_dir(d: Path) -> Path:
-    shutil.rmtree(d, ignore_errors=True)
-    d.mkdir(parents=True)
-    return d
-
-
-def _seed(d: Path, rows: int) -> None:
-    run = measured([PY, "-m", "benchmarks.tables", "seed", str(d), str(rows)], d / "seed.log")
-    if run.returncode != 0:
-        raise SystemExit(f"seeding failed; see {run.log}:\n" + run.log.read_text()[-3000:])
-
-
-def jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
 def describe(result: dict) -> list[str]:
     """One line per engine."""
     return [f"{name}: {e['events']:,} events ({e['achieved_rate']:,}/s produced), p50 {e['p50_s']} s, "
@@ -159,8 +141,6 @@ def describe(result: dict) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from .run import kafka
-
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rate", type=int, default=2000, help="events per second")
     ap.add_argument("--trigger", type=int, default=5, help="seconds between batches")

@@ -3,6 +3,7 @@ and freshness from per-batch offsets."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import threading
@@ -58,6 +59,11 @@ class _PeakMemory:
     def stop(self) -> None:
         self._done.set()
         self._thread.join()
+
+
+def jsonl(path: Path) -> list[dict]:
+    """A measurement file's lines (one JSON object each); none when it does not exist yet."""
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 def percentile(values: list[float], q: float) -> float:

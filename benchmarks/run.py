@@ -11,10 +11,7 @@ Starts its own local broker (scripts/kafka.sh on BENCH_KAFKA_PORT, default 19992
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shutil
-import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, replace
@@ -27,11 +24,11 @@ from cdc_delta.infra.kafka_io import create_topics, produce
 
 from .event_log import account_run, event_log_env
 from . import freshness
-from .measure import REPO, measured
+from .broker import PARTITIONS, kafka
+from .measure import REPO, jsonl, measured
 from .stream import TABLE, Stream
-from .tables import pipeline_config
+from .tables import pipeline_config, seed_fresh
 
-PARTITIONS = 3
 TABLE_DIRS = {"cdc_delta": f"cdc_delta/{TABLE}", "seed_recipe": "seed_recipe", "delta_rs": "delta_rs"}
 PY = sys.executable
 
@@ -81,12 +78,11 @@ class Bench:
 
     def scenario(self, sc: Scenario, engines: tuple[str, ...], tag: str = "", env: dict | None = None) -> dict:
         """Produce the scenario's stream to a new topic, seed the tables, run each engine."""
-        d = self._fresh_dir(sc.name + tag)
         stream = Stream(sc.rows, wrapped=sc.wrapped, profile=sc.profile)
         topic = f"bench.{sc.name}{tag}.{int(time.time())}"
         create_topics(self.bootstrap, {topic: PARTITIONS})
         records = produce(self.bootstrap, topic, stream.events(sc.events))
-        self._seed(d, sc.rows)
+        d = seed_fresh(self.work / (sc.name + tag), sc.rows)
         print(f"{sc.name}: {sc.events} events ({records} records) on {topic}, table of {sc.rows} rows", flush=True)
         result = {"scenario": {**asdict(sc), "name": sc.name}, "records": records, "engines": {}}
         for engine in engines:
@@ -165,32 +161,10 @@ class Bench:
         result = self.scenario(sc, ("cdc_delta",), "-phases", {})
         return result["engines"]["cdc_delta"]
 
-    # --- helpers -----------------------------------------------------------------------------
-
-    def _fresh_dir(self, name: str) -> Path:
-        d = self.work / name
-        shutil.rmtree(d, ignore_errors=True)
-        d.mkdir(parents=True)
-        return d
-
-    def _seed(self, d: Path, rows: int) -> None:
-        run = measured([PY, "-m", "benchmarks.tables", "seed", str(d), str(rows)], d / "seed.log")
-        if run.returncode != 0:
-            raise SystemExit(f"seeding failed; see {run.log}:\n" + run.log.read_text()[-3000:])
-
 
 def _accounting(events: Path, batches: list[dict], tables: Path) -> dict:
     """Jobs, stages, tasks, driver seconds and Delta commits per warm batch."""
     return account_run(events, batches, tables).as_dict() if batches else {}
-
-
-def jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
-def kafka(command: str, port: int) -> None:
-    env = {**os.environ, "KAFKA_PORT": str(port), "KAFKA_CONTROLLER_PORT": str(port + 1)}
-    subprocess.run(["bash", "scripts/kafka.sh", command], cwd=REPO, env=env, check=True, capture_output=True)
 
 
 def main(argv: list[str] | None = None) -> None:

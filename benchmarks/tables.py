@@ -18,7 +18,7 @@ from cdc_delta.batch import BatchHandler
 from cdc_delta.config import parse_config
 from cdc_delta.infra.session import get_spark
 
-from .measure import REPO
+from .measure import REPO, measured
 from .stream import COLUMNS, NOTE_FILLER, STATUSES, TABLE
 
 # the baselines keep Debezium's encodings of these two (as their recipes do): no decoding
@@ -43,6 +43,17 @@ def seeded(work: Path, rows: int) -> Path:
         subprocess.run([sys.executable, "-m", "benchmarks.tables", "seed", str(folder), str(rows)],
                        cwd=REPO, check=True)
     return folder
+
+
+def seed_fresh(run_dir: Path, rows: int) -> Path:
+    """`run_dir` emptied, then seeded (see `seed`) in a Spark process of its own, its output in
+    run_dir/seed.log."""
+    shutil.rmtree(run_dir, ignore_errors=True)
+    run_dir.mkdir(parents=True)
+    run = measured([sys.executable, "-m", "benchmarks.tables", "seed", str(run_dir), str(rows)], run_dir / "seed.log")
+    if run.returncode != 0:
+        raise SystemExit(f"seeding failed; see {run.log}:\n" + run.log.read_text()[-3000:])
+    return run_dir
 
 
 def seed(run_dir: Path, rows: int) -> None:
