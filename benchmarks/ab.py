@@ -27,10 +27,9 @@ import yaml
 
 from cdc_delta.infra.kafka_io import create_topics, produce
 
-from .event_log import Accounting, account_run, event_log_env
-from .measure import Run, measured
 from .broker import PARTITIONS, kafka
-from .measure import jsonl
+from .event_log import Accounting, account_run, event_log_env
+from .measure import Run, jsonl, measured
 from .stream import PROFILES, Stream
 from .tables import pipeline_config, seeded
 

@@ -3,7 +3,7 @@ events arrive at a steady rate; seconds from an event's source time (its ts_ms, 
 was sent) to the end of the batch that made it visible. cdc-delta and the seed recipe one after
 the other, each on its own topic with the same stream, into a table seeded with the same rows.
 
-    python -m benchmarks.freshness --rate 2000 --trigger 5 --seconds 60 --rows 100000
+    python -m benchmarks.freshness --rate 2000 --trigger 5 --seconds 120 --rows 100000
 
 Each engine first gets 1,000 events and the time to apply them (its cold batch is not counted),
 then `rate` events per second for `seconds`, and is stopped once it has read them all. Starts
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rate", type=int, default=2000, help="events per second")
     ap.add_argument("--trigger", type=int, default=5, help="seconds between batches")
-    ap.add_argument("--seconds", type=int, default=60, help="how long events arrive")
+    ap.add_argument("--seconds", type=int, default=120, help="how long events arrive")
     ap.add_argument("--rows", type=int, default=100_000, help="rows in the table before the stream")
     ap.add_argument("--work", type=Path, default=Path("/tmp/cdc-delta-bench"))
     ap.add_argument("--bootstrap", help="a running broker (else one of its own)")
