@@ -1,0 +1,83 @@
+"""Where the read_decode phase's seconds go per record: each stage of the decode forced alone
+(a `noop` write) over the same cached records of the benchmark's stream, in one process, in
+turns, the first round (cold) left out.
+
+    python -m benchmarks.decode_stages [--records 50000] [--rounds 3] [--wrapped]
+
+Stages: the envelope without and with its error column (the strict JSON checks parse each
+value again), the envelope routed to its table, and the table's changes (typed columns, order,
+reason) with the key alone, the key and one more column each, and every column. The step from
+one line to the next is what that part of the decode costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import statistics
+import time
+from pathlib import Path
+from typing import Iterator
+
+from pyspark.sql import DataFrame
+
+from cdc_delta.batch.facts import read_origins
+from cdc_delta.debezium.envelope import parse_envelopes
+from cdc_delta.frame import ERROR
+from cdc_delta.infra.session import get_spark
+from cdc_delta.steps.changes import table_changes
+from cdc_delta.steps.decode import decode
+from cdc_delta.steps.view import TableView
+
+from .in_process import handler_on_copy, raw_records
+from .stream import TABLE, Stream
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--records", type=int, default=50_000, help="change events (deletes add a Kafka tombstone)")
+    ap.add_argument("--rows", type=int, default=100_000, help="rows of the seeded table the stream changes")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds after the cold one")
+    ap.add_argument("--wrapped", action="store_true", help="events with the schema/payload wrapper")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/cdc-delta-decode-stages"))
+    args = ap.parse_args(argv)
+    spark = get_spark("cdc-delta-decode-stages", {"spark.cdcdelta.interpretBelowRecords": "0"})
+    handler, _ = handler_on_copy(spark, args.work, args.rows)
+    values = [value for _, value in Stream(args.rows, wrapped=args.wrapped).events(args.records)]
+    raw = raw_records(spark, values, 0).repartition(spark.sparkContext.defaultParallelism).persist()
+    records = raw.count()
+    config = handler.config
+    routed = decode(raw, config.source_tables, config.decoding.max_value_bytes, config.unmatched == "quarantine")
+    view = handler._views(read_origins(routed), routed)[TABLE]
+    seconds: dict[str, list[float]] = {}
+    for round_ in range(args.rounds + 1):
+        for name, frame in stages(raw, routed, view):
+            started = time.monotonic()
+            frame.write.format("noop").mode("overwrite").save()
+            if round_:
+                seconds.setdefault(name, []).append(time.monotonic() - started)
+    print(f"{records:,} records ({'wrapped' if args.wrapped else 'plain'}), mean of {args.rounds} warm rounds:")
+    for name, times in seconds.items():
+        mean = statistics.mean(times)
+        print(f"  {name:32s} {mean:6.2f} s  {mean / records * 1e6:6.1f} µs/record")
+    spark.stop()
+
+
+def stages(raw: DataFrame, routed: DataFrame, view: TableView) -> Iterator[tuple[str, DataFrame]]:
+    envelope = parse_envelopes(raw)
+    yield "envelope, no error column", envelope.drop(ERROR)
+    yield "envelope", envelope
+    yield "envelope routed", routed
+    key = view.keys
+    yield "changes: key", table_changes(routed, only(view, key))
+    for column in view.values:
+        yield f"changes: key + {column}", table_changes(routed, only(view, [*key, column]))
+    yield "changes: every column", table_changes(routed, view)
+
+
+def only(view: TableView, columns: list[str]) -> TableView:
+    return dataclasses.replace(view, columns={c: view.columns[c] for c in columns})
+
+
+if __name__ == "__main__":
+    main()
