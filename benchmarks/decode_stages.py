@@ -48,7 +48,8 @@ def main(argv: list[str] | None = None) -> None:
     records = raw.count()
     config = handler.config
     routed = decode(raw, config.source_tables, config.decoding.max_value_bytes, config.unmatched == "quarantine")
-    view = handler._views(read_origins(routed), routed)[TABLE]
+    spec = next(t for t in config.source_tables if t.name == TABLE)
+    view = handler.schemas.view(spec, read_origins(routed), routed)
     seconds: dict[str, list[float]] = {}
     for round_ in range(args.rounds + 1):
         for name, frame in stages(raw, routed, view):
