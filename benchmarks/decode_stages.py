@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     view = handler.schemas.view(spec, read_origins(routed), routed)
     seconds: dict[str, list[float]] = {}
     for round_ in range(args.rounds + 1):
-        for name, frame in stages(raw, routed, view):
+        for name, frame in stages(raw, routed, view, config.decoding.max_value_bytes):
             started = time.monotonic()
             frame.write.format("noop").mode("overwrite").save()
             if round_:
@@ -64,8 +64,9 @@ def main(argv: list[str] | None = None) -> None:
     spark.stop()
 
 
-def stages(raw: DataFrame, routed: DataFrame, view: TableView) -> Iterator[tuple[str, DataFrame]]:
-    envelope = parse_envelopes(raw)
+def stages(raw: DataFrame, routed: DataFrame, view: TableView, max_value_bytes: int
+           ) -> Iterator[tuple[str, DataFrame]]:
+    envelope = parse_envelopes(raw, max_value_bytes)
     yield "envelope, no error column", envelope.drop(ERROR)
     yield "envelope", envelope
     yield "envelope routed", routed
