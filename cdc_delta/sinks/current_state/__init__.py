@@ -177,7 +177,10 @@ class CurrentState:
             return None
         since = oldest([r["seq_min"] for r in facts.values()])
         if self.recent is not None and self.recent.covers(since):
-            return as_frame(self.recent.after(since))
+            held = as_frame(self.recent.after(since))
+            # rows held in the driver (at most KEEP_BATCHES x MAX_ROWS_HELD): sent to each task,
+            # the changes are not shuffled for the join (Spark can not size a frame built from rows)
+            return None if held is None else F.broadcast(held)
         tombstones = self._read_newest(self.where.child("tombstones"))
         return tombstones if since is None else tombstones.filter(possibly_after(F.col(SEQ_COLUMN), since))
 
