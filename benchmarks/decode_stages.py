@@ -7,7 +7,9 @@ turns, the first round (cold) left out.
 Stages: the envelope without and with its error column (the strict JSON checks parse each
 value again), the envelope routed to its table, and the table's changes (typed columns, order,
 reason) with the key alone, the key and one more column each, and every column. The step from
-one line to the next is what that part of the decode costs.
+one line to the next is what that part of the decode costs. Beside each stage, the largest
+method Spark generated for it: HotSpot does not compile a method over 8,000 bytes of bytecode
+(-XX:-DontCompileHugeMethods lifts that), and such a method runs in the JVM's interpreter.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from cdc_delta.steps.view import TableView
 from .in_process import handler_on_copy, raw_records
 from .stream import TABLE, Stream
 
+HUGE_METHOD_BYTES = 8000     # HotSpot's HugeMethodLimit
+
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -51,6 +55,7 @@ def main(argv: list[str] | None = None) -> None:
     spec = next(t for t in config.source_tables if t.name == TABLE)
     view = handler.schemas.view(spec, read_origins(routed), routed)
     seconds: dict[str, list[float]] = {}
+    largest = {name: largest_method(frame) for name, frame in stages(raw, routed, view, config.decoding.max_value_bytes)}
     for round_ in range(args.rounds + 1):
         for name, frame in stages(raw, routed, view, config.decoding.max_value_bytes):
             started = time.monotonic()
@@ -60,7 +65,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{records:,} records ({'wrapped' if args.wrapped else 'plain'}), mean of {args.rounds} warm rounds:")
     for name, times in seconds.items():
         mean = statistics.mean(times)
-        print(f"  {name:32s} {mean:6.2f} s  {mean / records * 1e6:6.1f} µs/record")
+        flag = "  (over the JIT's limit)" if largest[name] > HUGE_METHOD_BYTES else ""
+        print(f"  {name:32s} {mean:6.2f} s  {mean / records * 1e6:6.1f} µs/record  "
+              f"largest generated method {largest[name]:6,} bytes{flag}")
     spark.stop()
 
 
@@ -75,6 +82,22 @@ def stages(raw: DataFrame, routed: DataFrame, view: TableView, max_value_bytes: 
     for column in view.values:
         yield f"changes: key + {column}", table_changes(routed, only(view, [*key, column]))
     yield "changes: every column", table_changes(routed, view)
+
+
+def largest_method(frame: DataFrame) -> int:
+    """The bytecode size of the largest method Spark generates for the frame's plan (planned
+    without adaptive execution, whose plan hides its stages from the listing until it runs)."""
+    spark, adaptive = frame.sparkSession, "spark.sql.adaptive.enabled"
+    was = spark.conf.get(adaptive)
+    spark.conf.set(adaptive, "false")
+    try:
+        stages = frame.select("*")._jdf.queryExecution().debug().codegenToSeq().iterator()
+    finally:
+        spark.conf.set(adaptive, was)
+    largest = 0
+    while stages.hasNext():
+        largest = max(largest, stages.next()._3().maxMethodCodeSize())
+    return largest
 
 
 def only(view: TableView, columns: list[str]) -> TableView:
