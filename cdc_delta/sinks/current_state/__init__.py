@@ -98,12 +98,10 @@ class CurrentState:
                 stored = self.where.recent_rows(self.spark, KEY_CHANGE_LOOKBACK_VERSIONS)
                 rows = carry_across_key_change(rows, stored, view)
             toasted = sorted({c for r in facts.values() for c in r["placeholder_columns"]})
+            # computed once, by the first of the MERGE, the tombstone append and the TOAST count
+            # to read it (Spark builds a cached frame once; the others wait for its blocks)
             changes = reduce_to_last_change(rows, view, toasted).persist()
         try:
-            with report.phase("reduce"):
-                # computed once, before the MERGE, the tombstone append and the TOAST count read
-                # it side by side: else the first of them computes it and the others wait
-                changes.count()
             if "d" in facts:   # raised before the write: a tombstone may land without its MERGE
                 self.bounds.raise_tombstone(facts["d"]["seq"])
             with self.hooks.during("merge"), report.phase("merge"), ThreadPoolExecutor(max_workers=1) as beside:
