@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from delta.tables import DeltaTable
@@ -282,3 +283,21 @@ def test_replay_applies_quarantined_events_once_fixed(spark, tmp_path):
     with exclusive(fixed.target_of(fixed.tables[0]).path, "table items", "the service"):
         with pytest.raises(WriterBusy, match="table items is being written by another run"):
             replay_quarantine(spark, fixed)
+
+
+def test_the_merge_asks_delta_to_skip_files_only_for_a_narrow_key_range(spark, tmp_path):
+    """Keys across the table: no key condition (it would skip nothing and cost a pass); the
+    newest keys only: the MERGE's condition bounds the stored keys it reads."""
+    config, h = setup(spark, tmp_path)
+    h.process(raw_batch(spark, [PG.event("c", None, row(i), 10 + i, 1) for i in range(1, 101)]), 0)
+    h.process(raw_batch(spark, [PG.event("u", None, row(1, "a"), 200, 2),
+                                PG.event("u", None, row(100, "b"), 201, 2)], first_offset=100), 1)
+    h.process(raw_batch(spark, [PG.event("u", None, row(99, "c"), 300, 3),
+                                PG.event("c", None, row(101, "d"), 301, 3)], first_offset=102), 2)
+    target = DeltaTable.forPath(spark, str(tmp_path / "lake" / "items"))
+    merges = target.history().filter("operation = 'MERGE'").orderBy("version").collect()
+    bounded = [re.search(r">= (\d+)\) AND \(id#\d+L <= (\d+)", m["operationParameters"]["predicate"]) for m in merges]
+    assert [b and b.groups() for b in bounded] == [None, None, ("99", "101")]
+    expected = {**{i: row(i) for i in range(1, 102)}, 1: row(1, "a"), 100: row(100, "b"), 99: row(99, "c"),
+                101: row(101, "d")}
+    assert table_rows(spark, config, "items") == [expected[i] for i in sorted(expected)]

@@ -30,6 +30,7 @@ from ..base import TableInput
 from . import companions
 from .bounds import GuardBounds
 from .key_change import carry_across_key_change
+from .key_span import KeySpan, Span
 from .merge import count_unresolved, merge_changes
 from .recent_tombstones import MAX_ROWS_HELD, RecentTombstones, as_frame
 
@@ -49,6 +50,7 @@ class CurrentState:
         self.name = spec.name
         self.bounds: GuardBounds | None = None
         self.recent: RecentTombstones[DataFrame] | None = None   # only where the bounds are kept
+        self.span: KeySpan | None = None
 
     def locations(self) -> list[DeltaLocation]:
         return [self.where, *(self.where.child(c) for c in ("tombstones", "truncates"))]
@@ -90,7 +92,7 @@ class CurrentState:
 
     def _merge(self, batch: BatchContext, table: TableInput, rows: DataFrame, figures: TableFigures) -> None:
         view, facts, report = table.view, table.facts, batch.report
-        keys_within = table.key_range()
+        keys_within = self._key_range_worth_asking(table)
         with report.phase("guard"):
             rows = guard(rows, view.keys, self._tombstones_to_check(facts), self.bounds.truncate)
         with report.phase("reduce"):
@@ -158,6 +160,22 @@ class CurrentState:
             counted = count()
             return lambda: counted
         return beside.submit(count).result
+
+    def _key_range_worth_asking(self, table: TableInput) -> Span | None:
+        """The batch's range of first keys, for the MERGE to skip files by, when it is narrow
+        against the keys the table holds (key_span.py); else None."""
+        if self.span is None:
+            self.span = KeySpan(partial(self._stored_key_span, table.view.keys[0]))
+        batch = table.key_range()
+        return batch if self.span.worth_asking(batch) else None
+
+    def _stored_key_span(self, key: str) -> Span | None:
+        """The lowest and highest stored first key (Delta answers it from its files'
+        statistics); None when no row is stored."""
+        if self.locked and self.where.as_created():
+            return None
+        low, high = self.where.read(self.spark).agg(F.min(col(key)), F.max(col(key))).first()
+        return None if low is None else (int(low), int(high))
 
     def _load_bounds(self) -> GuardBounds:
         """Read from the companion tables, unless (held under the lock) they are as created:

@@ -1,0 +1,45 @@
+"""Whether a batch's key range is worth a condition in its MERGE.
+
+A condition on the target's first key (`t.id BETWEEN lo AND hi`) lets Delta skip the files
+whose key statistics lie outside the batch's range: an append-like stream then reads only the
+newest files. Asking costs the MERGE and the TOAST count a data-skipping pass and a range test
+on every stored row, which buys nothing when the batch's keys span the table (uniform updates:
+0.84x the warm seconds without the condition, benchmarks/ab). So the range goes into the MERGE
+only when it covers at most NARROW of the span of keys the table may hold."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+NARROW = 0.5
+Span = tuple[int, int]
+
+
+@dataclass
+class KeySpan:
+    """The lowest and highest first key the table may hold: read from the table when first
+    asked (`stored`: None when it holds no row), then widened by each batch's range. Deleted
+    keys stay inside it, and another writer's keys may lie outside: it only decides whether a
+    range is worth asking, never which rows the MERGE applies."""
+
+    stored: Callable[[], Span | None]
+    span: Span | None = None
+    read: bool = False
+
+    def worth_asking(self, batch: Span | None) -> bool:
+        """Whether `batch` (the batch's lowest and highest first key) covers at most NARROW of
+        the keys stored before it; the span then takes the batch in."""
+        if batch is None:
+            return False
+        if not self.read:
+            self.span, self.read = self.stored(), True
+        before, self.span = self.span, _union(self.span, batch)
+        if before is None:
+            return False   # nothing stored: no file to skip
+        low, high = self.span
+        return batch[1] - batch[0] <= NARROW * (high - low)
+
+
+def _union(span: Span | None, batch: Span) -> Span:
+    return batch if span is None else (min(span[0], batch[0]), max(span[1], batch[1]))

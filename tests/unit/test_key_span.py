@@ -1,0 +1,38 @@
+"""When a batch's key range goes into its MERGE (sinks/current_state/key_span.py)."""
+
+from cdc_delta.sinks.current_state.key_span import KeySpan
+
+
+def span_of(stored):
+    reads = []
+
+    def read():
+        reads.append(1)
+        return stored
+    return KeySpan(read), reads
+
+
+def test_an_empty_table_has_no_file_to_skip_and_takes_the_batch_in():
+    span, _ = span_of(None)
+    assert not span.worth_asking((1, 100))
+    assert span.span == (1, 100)
+    assert span.worth_asking((90, 100))          # now within a tenth of what is stored
+
+
+def test_a_batch_across_the_stored_keys_is_not_worth_asking():
+    span, reads = span_of((1, 100_000))
+    assert not span.worth_asking((3, 99_990))
+    assert span.worth_asking((99_000, 100_200))  # the newest keys and a few new ones
+    assert span.span == (1, 100_200) and len(reads) == 1   # read once, then widened
+
+
+def test_half_the_span_is_the_widest_range_asked():
+    span, _ = span_of((0, 100))
+    assert span.worth_asking((50, 100))
+    assert not span.worth_asking((49, 100))
+
+
+def test_a_batch_without_an_integer_key_range_reads_nothing():
+    span, reads = span_of((0, 100))
+    assert not span.worth_asking(None)
+    assert reads == [] and span.span is None
