@@ -29,7 +29,7 @@ class KeySpan:
 
     def worth_asking(self, batch: Span | None) -> bool:
         """Whether `batch` (the batch's lowest and highest first key) covers at most NARROW of
-        the keys stored before it; the span then takes the batch in."""
+        the span once the batch is taken into it; False while nothing was stored before it."""
         if batch is None:
             return False
         if not self.read:
