@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ...frame import OP, SEQ_COLUMN, toast_column
@@ -54,8 +54,12 @@ def count_unresolved(spark: SparkSession, target: DeltaLocation, changes: DataFr
     with no earlier value known (no change of the batch had one and the key has no stored row,
     or a delete came between). One job against the stored keys the MERGE reads (those in
     `key_range` only, when given; the table's `version`, when given, else its newest); only
-    for batches with placeholders the batch itself could not answer. The few waiting changes,
-    narrowed to what the count reads, are broadcast."""
+    for batches with placeholders the batch itself could not answer.
+
+    Each waiting change counts as an insert, corrected where a stored row is found. The few
+    waiting changes are broadcast to the tasks that read the stored keys: an inner join, since
+    Spark broadcasts only the side an outer join may drop, and a join that kept the changes
+    would shuffle every stored key."""
     waiting = [col(toast_column(c)).isNotNull() & ~col(toast_column(c)).getField("known") for c in values]
     if not waiting:
         return {}
@@ -65,7 +69,16 @@ def count_unresolved(spark: SparkSession, target: DeltaLocation, changes: DataFr
     if key_range is not None:
         stored = stored.filter(col(keys[0]).between(*key_range))
     on = [F.col(f"s.{quote(k)}") == F.col(f"t.{quote(k)}") for k in keys]
-    joined = stored.alias("t").join(F.broadcast(candidates.alias("s")), all_of(on), "right")
-    sums = joined.agg(*[F.sum(F.expr(unresolved_after_merge(c)).cast("int")).alias(f"n{i}")
-                        for i, c in enumerate(values)]).first()
-    return {c: int(sums[f"n{i}"]) for i, c in enumerate(values) if sums[f"n{i}"]}
+    found = stored.alias("t").join(F.broadcast(candidates.alias("s")), all_of(on))
+    as_insert, as_found = _unresolved_flags(values, "NULL"), _unresolved_flags(values, f"t.{SEQ_COLUMN}")
+    names = [f"n{i}" for i in range(len(values))]
+    inserts = candidates.alias("s").select(*[f.alias(n) for f, n in zip(as_insert, names)])
+    corrections = found.select(*[(f - i).alias(n) for f, i, n in zip(as_found, as_insert, names)])
+    sums = inserts.unionByName(corrections).agg(*[F.sum(n).alias(n) for n in names]).first()
+    return {c: int(sums[n]) for c, n in zip(values, names) if sums[n]}
+
+
+def _unresolved_flags(values: list[str], stored_seq: str) -> list[Column]:
+    """Per column, 1 where the MERGE writes NULL for a placeholder, given the stored row's
+    position (plan.unresolved_after_merge), else 0."""
+    return [F.expr(unresolved_after_merge(c, stored_seq)).cast("int") for c in values]

@@ -62,10 +62,11 @@ def stored_value_wins(column: str) -> str:
     return f"{toast} IS NOT NULL AND ({toast}.seq IS NULL OR {toast}.seq <= t.{SEQ_COLUMN})"
 
 
-def unresolved_after_merge(column: str) -> str:
-    """Given the reduced change `s` and the stored row `t` (null fields when there is none):
-    the MERGE writes NULL for an unavailable value of `column`."""
+def unresolved_after_merge(column: str, stored_seq: str = f"t.{SEQ_COLUMN}") -> str:
+    """Given the reduced change `s` and the position of its stored row (`stored_seq`: NULL
+    when there is none): the MERGE writes NULL for an unavailable value of `column`. True,
+    else false (never NULL)."""
     toast = f"s.{quote(toast_column(column))}"
-    inserted = f"t.{SEQ_COLUMN} IS NULL AND s.{OP} <> 'd'"
-    updated = f"s.{SEQ_COLUMN} > t.{SEQ_COLUMN} AND s.{OP} <> 'd' AND {toast}.seq > t.{SEQ_COLUMN}"
-    return f"{toast} IS NOT NULL AND NOT {toast}.known AND (({inserted}) OR ({updated}))"
+    inserted = f"{stored_seq} IS NULL AND s.{OP} <> 'd'"
+    updated = f"s.{SEQ_COLUMN} > {stored_seq} AND s.{OP} <> 'd' AND {toast}.seq > {stored_seq}"
+    return f"COALESCE({toast} IS NOT NULL AND NOT {toast}.known AND (({inserted}) OR ({updated})), false)"
