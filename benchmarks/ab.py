@@ -5,7 +5,9 @@ an optimisation (the full profile in run.py is too slow and too noisy for that).
         before=/tmp/wt-before now=. now4=.:spark.sql.shuffle.partitions=4
 
 A variant is NAME=CHECKOUT[:KEY=VALUE,...]: a checkout of this repository (`git worktree add
-/tmp/wt-before HEAD~1`) to run cdc-delta from, and Spark settings for its run. The stream is
+/tmp/wt-before HEAD~1`) to run cdc-delta from, and Spark settings for its run; a key that starts
+with `delta.` is a table property, set on the variant's copy of the seeded table before its run
+(`dv=.:delta.enableDeletionVectors=true`). The stream is
 produced once; each run starts from a copy of the same seeded table, and the variants take turns
 so that drift of the machine touches them alike. Reported: the first (cold) batch, the mean of
 the other (warm) batches, and each variant's warm mean over the first variant's. `recipe=seed`
@@ -30,11 +32,12 @@ from cdc_delta.infra.kafka_io import create_topics, produce
 from .broker import PARTITIONS, kafka
 from .event_log import Accounting, account_run, event_log_env
 from .measure import Run, jsonl, measured
-from .stream import PROFILES, Stream
+from .stream import PROFILES, TABLE, Stream
 from .tables import pipeline_config, seeded
 
 
 RECIPE = Path("seed")   # the checkout of a variant that runs the seed recipe instead
+TABLE_PROPERTY = "delta."   # a variant's setting that is a property of its table, not of Spark
 
 
 def variant(text: str) -> tuple[str, Path, dict[str, str]]:
@@ -61,9 +64,15 @@ def run_once(work: Path, seed: Path, topic: str, bootstrap: str, batch: int, che
         run = measured(cmd, work / "run.log", env)
     else:
         shutil.copytree(seed / "cdc_delta", work / "tables")
+        table_properties = [f"{k}={v}" for k, v in spark.items() if k.startswith(TABLE_PROPERTY)]
+        if table_properties:
+            set_on = measured([sys.executable, "-m", "benchmarks.tables", "properties", str(work / "tables" / TABLE),
+                               *table_properties], work / "properties.log")
+            if set_on.returncode:
+                raise SystemExit(f"setting {table_properties} failed; see {set_on.log}")
         config = pipeline_config(work, topic, bootstrap, batch)
         config["lake"] = str(work / "tables")
-        config["spark"] = spark
+        config["spark"] = {k: v for k, v in spark.items() if not k.startswith(TABLE_PROPERTY)}
         (work / "config.yaml").write_text(yaml.safe_dump(config))
         times = work / "metrics.jsonl"
         run = measured([sys.executable, "-m", "cdc_delta", "run", "--config", str(work / "config.yaml"),

@@ -3,6 +3,7 @@ export (id, rev, head of note) of a finished table for the comparison.
 
     python -m benchmarks.tables seed RUN_DIR ROWS
     python -m benchmarks.tables export TABLE_PATH OUT_PARQUET [TABLE_PATH OUT_PARQUET ...]
+    python -m benchmarks.tables properties TABLE_PATH KEY=VALUE [KEY=VALUE ...]
 """
 
 from __future__ import annotations
@@ -92,11 +93,22 @@ def export(pairs: list[str]) -> None:
     spark.stop()
 
 
+def set_properties(table: str, pairs: list[str]) -> None:
+    """KEY=VALUE table properties set on a seeded table (a table as cdc-delta would have
+    created it with them, for an A/B of a table property)."""
+    spark = get_spark("cdc-delta-bench-properties")
+    settings = ", ".join(f"'{k}' = '{v}'" for k, v in (pair.split("=", 1) for pair in pairs))
+    spark.sql(f"ALTER TABLE delta.`{table}` SET TBLPROPERTIES ({settings})")
+    spark.stop()
+
+
 if __name__ == "__main__":
     command, *args = sys.argv[1:]
     if command == "seed":
         seed(Path(args[0]), int(args[1]))
     elif command == "export":
         export(args)
+    elif command == "properties":
+        set_properties(args[0], args[1:])
     else:
-        raise SystemExit(f"unknown command {command!r}: seed or export")
+        raise SystemExit(f"unknown command {command!r}: seed, export or properties")
