@@ -62,7 +62,7 @@ def stored_value_wins(column: str) -> str:
     return f"{toast} IS NOT NULL AND ({toast}.seq IS NULL OR {toast}.seq <= t.{SEQ_COLUMN})"
 
 
-def unresolved_after_merge(column: str, stored_seq: str = f"t.{SEQ_COLUMN}") -> str:
+def unresolved_after_merge(column: str, stored_seq: str) -> str:
     """Given the reduced change `s` and the position of its stored row (`stored_seq`: NULL
     when there is none): the MERGE writes NULL for an unavailable value of `column`. True,
     else false (never NULL)."""
