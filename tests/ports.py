@@ -9,7 +9,8 @@ from __future__ import annotations
 
 # scripts/kafka.sh: the broker, its controller (+1) and its SASL listener (+2)
 KAFKA = {"kafka": 19092, "databases": 19192, "faults": 19292, "object_store": 19392, "demo": 19492,
-         "api": 19592, "routes": 19692, "security": 19792, "benchmarks": 19892}
+         "api": 19592, "routes": 19692, "security": 19792, "benchmarks": 19892,
+         "class_archive": 18992}     # scripts/class_archive.sh, run by setup
 S3 = {"object_store": 18333}        # scripts/seaweedfs.sh
 CONNECT = {"databases": 18083}      # scripts/connect.sh
 POSTGRES = {"databases": 15432}     # scripts/postgres.sh

@@ -10,6 +10,7 @@ from pathlib import Path
 from pyspark import SparkConf
 from pyspark.sql import SparkSession
 
+from .class_archive import java_options
 from .jars import spark_jars
 
 # throughput over pause times: batches ran ~9% faster than with the default G1 (benchmarks)
@@ -57,7 +58,9 @@ def get_spark(app_name: str = "cdc-delta", extra: dict[str, str] | None = None,
     if not submitted:
         builder = builder.master(os.environ.get("CDC_DELTA_MASTER", "local[2]"))
         builder = builder.config("spark.jars", ",".join(spark_jars(schemes)))
-        builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={LOG4J} {JVM_GC}")
+        # the class archive setup made (class_archive.py), when it made one for this Java and jars
+        builder = builder.config("spark.driver.extraJavaOptions",
+                                 f"-Dlog4j.configurationFile={LOG4J} {JVM_GC} {java_options(JVM_GC)}".strip())
     given = SparkConf() if submitted else None
     defaults = REQUIRED if submitted else {**REQUIRED, **LOCAL_DEFAULTS}
     for key, value in defaults.items():
