@@ -8,7 +8,9 @@ captures the MERGE source of the last one, then runs each variant's MERGE of tha
 fresh copy of the table as it was before it, in turns. Variants: today's plan; the same with
 what a batch runs beside it (the tombstone append and the TOAST count, as sinks/current_state
 runs them under the writer lock), and with each of the two alone; the plan on a table with
-deletion vectors; the seed recipe's clauses (key only, no guard, no TOAST CASE).
+deletion vectors; the seed recipe's clauses (key only, no guard, no TOAST CASE), on the same
+table and on a copy without cdc-delta's position and source-time columns, as the recipe stores
+rows (what those columns cost the MERGE's rewrite of the files it touches).
 Printed: each round's seconds and each variant's warm mean (rounds after the first) over
 today's plan.
 """
@@ -24,9 +26,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 
-from cdc_delta.frame import OP
+from cdc_delta.frame import OP, SEQ_COLUMN, TS_COLUMN
 from cdc_delta.infra.names import quote
 from cdc_delta.infra.session import get_spark
 from cdc_delta.lake.tables import DeltaLocation
@@ -57,7 +60,8 @@ def main(argv: list[str] | None = None) -> None:
     spark.sql(f"ALTER TABLE delta.{quote(str(with_dv))} SET TBLPROPERTIES ({DELETION_VECTORS})")
     beside = {"plan+beside": BESIDE, "plan+tombstones": {"tombstones"}, "plan+count": {"count"}}
     variants = {"plan": (source, plan, before), **{name: (source, work, before) for name, work in beside.items()},
-                "plan+dv": (source, plan, with_dv), "recipe-shape": (source, recipe_shape(plan), before)}
+                "plan+dv": (source, plan, with_dv), "recipe-shape": (source, recipe_shape(plan), before),
+                "recipe-narrow": (source, without_meta(recipe_shape(plan)), narrow_copy(spark, before))}
     seconds: dict[str, list[float]] = {name: [] for name in variants}
     table = args.work / "table"
     for round_ in range(args.rounds):
@@ -130,6 +134,24 @@ def recipe_shape(plan: MergePlan) -> MergePlan:
     on = plan.on.rsplit(" AND t.", 1)[0] if " BETWEEN " in plan.on else plan.on   # the key range comes last
     return replace(plan, on=on, delete_when=f"s.{OP} = 'd'", update_when=f"s.{OP} <> 'd'",
                    update_set={c: v for c, v in plan.insert_values.items()})
+
+
+def without_meta(plan: MergePlan) -> MergePlan:
+    """A plan that writes no position or source time."""
+    meta = {quote(SEQ_COLUMN), quote(TS_COLUMN)}
+    values = {c: v for c, v in plan.insert_values.items() if c not in meta}
+    return replace(plan, update_set={c: v for c, v in plan.update_set.items() if c not in meta}, insert_values=values)
+
+
+def narrow_copy(spark: SparkSession, before: Path) -> Path:
+    """The table as it was before the MERGE, in as many files, without the position and source
+    time columns."""
+    narrow = before.with_name("before-narrow")
+    shutil.rmtree(narrow, ignore_errors=True)
+    files = DeltaTable.forPath(spark, str(before)).detail().first()["numFiles"]
+    rows = spark.read.format("delta").load(str(before)).drop(SEQ_COLUMN, TS_COLUMN)
+    rows.repartition(files).write.format("delta").save(str(narrow))
+    return narrow
 
 
 if __name__ == "__main__":
