@@ -27,6 +27,7 @@ OPS = ("c", "u", "d", "r", "t", "m")
 # strict checks parse again (as a variant, whose size limit is 16 MiB) up to this size
 STRICT_JSON_MAX_BYTES = 8 * 1024 * 1024
 ENVELOPE_FIELDS = ("before", "after", "op", "ts_ms", "source", "transaction")
+END_MARK = "cdc-delta: end of the value"     # the strict check's marker after the value
 
 
 def parse_envelopes(raw: DataFrame, max_value_bytes: int = 32 * 1024 * 1024) -> DataFrame:
@@ -96,13 +97,13 @@ def _envelope_error(text: Column, op: Column, max_value_bytes: int) -> Column:
 
 def _one_strict_value(text: Column) -> Column:
     """The text is one JSON value with no key twice in an object and no bare NaN, and no text
-    follows it, in one parse of the text as the only element of an array: text after the value
-    fails that parse or makes a second element (text behind a ']' right after the value ends the
-    array and goes unseen, as Spark's JSON readers ignore what follows the first value). Which
-    of the two is wrong is asked only of a record that fails: each check alone is a parse of
-    every record, and wrapped events are ~2 KB."""
-    array = F.try_parse_json(F.concat(F.lit("["), text, F.lit("]")))
-    return array.isNotNull() & F.variant_get(array, "$[1]", "variant").isNull()
+    follows it, in one parse of the text as the first element of an array whose second is a
+    marker: text after the value fails that parse or puts something else second, and a ']'
+    right after the value, which ends the array early (Spark's JSON readers ignore what follows
+    the first value), leaves no second element. Which of the two is wrong is asked only of a
+    record that fails: each check alone is a parse of every record, and wrapped events are ~2 KB."""
+    array = F.try_parse_json(F.concat(F.lit("["), text, F.lit(f',"{END_MARK}"]')))
+    return F.coalesce(F.try_variant_get(array, "$[1]", "string") == END_MARK, F.lit(False))
 
 
 def _diagnose(loose: Column) -> Column:

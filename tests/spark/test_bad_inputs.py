@@ -1,4 +1,4 @@
-"""A corpus of bad and hostile events (56 kinds) in one batch with good ones: each bad event is
+"""A corpus of bad and hostile events (58 kinds) in one batch with good ones: each bad event is
 quarantined once with its own reason and its raw bytes, the good events of the same batch are
 applied, and nothing is lost. A value over decoding.max_value_bytes is not parsed at all."""
 
@@ -68,6 +68,8 @@ BAD = [
     (good(50) + " trailing", "text follows the JSON object"),
     (good(50) + good(50), "text follows the JSON object"),
     (good(50) + "," + good(50), "text follows the JSON object"),
+    (good(50) + "]junk", "text follows the JSON object"),        # a bracket would end a wrapping array
+    (good(50) + "]", "text follows the JSON object"),
     ("null", "malformed JSON"),
     ('"hello"', "malformed JSON"),
     ("42", "malformed JSON"),
