@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from cdc_delta.infra.class_archive import make
+from cdc_delta.ops.make_class_archive import make
 from cdc_delta.infra.session import JVM_GC
 
 pytestmark = pytest.mark.spark
