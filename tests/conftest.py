@@ -15,17 +15,17 @@ FIXTURES = REPO.parent / "shared" / "fixtures"
 # free: a long file handed out last runs alone at the end, so these go out first and the many
 # short files fill in behind them. A file not listed keeps its place after them.
 LONGEST_FIRST = [
-    "integration/test_faults.py",        # 685 s
-    "integration/test_databases.py",     # 423
-    "spark/test_property.py",            # 412
-    "integration/test_kafka.py",         # ~380
-    "spark/test_history.py",             # 331
-    "integration/test_object_store.py",  # 325
-    "integration/test_demo.py",          # 255
-    "integration/test_routes.py",        # 218
-    "spark/test_semantics.py",           # ~200
-    "spark/test_exact_values.py",        # ~150
-    "integration/test_security.py",      # 110
+    "tests/integration/test_faults.py",        # 685 s
+    "tests/integration/test_databases.py",     # 423
+    "tests/spark/test_property.py",            # 412
+    "tests/integration/test_kafka.py",         # ~380
+    "tests/spark/test_history.py",             # 331
+    "tests/integration/test_object_store.py",  # 325
+    "tests/integration/test_demo.py",          # 255
+    "tests/integration/test_routes.py",        # 218
+    "tests/spark/test_semantics.py",           # ~200
+    "tests/spark/test_exact_values.py",        # ~150
+    "tests/integration/test_security.py",      # 110
 ]
 
 
@@ -33,11 +33,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests in the order of LONGEST_FIRST by their file, the others after them as collected."""
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
 
-    def file_rank(item: pytest.Item) -> int:
-        relative = item.path.relative_to(REPO / "tests").as_posix()
-        return rank.get(relative, len(rank))
-
-    items.sort(key=file_rank)
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
 
 
 @pytest.fixture(scope="session")
