@@ -36,9 +36,13 @@ def java_options(flags: str) -> str:
 
 
 def archive_file(flags: str) -> Path:
-    """`classes-<pyspark install>-<fingerprint>.jsa`: each Python environment keeps its own."""
-    install = hashlib.sha256(str(_pyspark_jars()).encode()).hexdigest()[:8]
-    return cache_root() / "jvm" / f"classes-{install}-{fingerprint(flags)}.jsa"
+    """`<install_prefix>-<fingerprint>.jsa`."""
+    return cache_root() / "jvm" / f"{install_prefix()}-{fingerprint(flags)}.jsa"
+
+
+def install_prefix() -> str:
+    """`classes-<digest of pyspark's place>`: each Python environment keeps its own archives."""
+    return f"classes-{hashlib.sha256(str(_pyspark_jars()).encode()).hexdigest()[:8]}"
 
 
 def fingerprint(flags: str, jars: Path | None = None, java: str | None = None) -> str:

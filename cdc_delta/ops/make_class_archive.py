@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..api import Pipeline
 from ..errors import SetupError
-from ..infra.class_archive import QUIET, archive_file
+from ..infra.class_archive import QUIET, archive_file, install_prefix
 from ..infra.kafka_io import create_topics, produce
 from ..infra.session import JVM_GC, LOG4J, get_spark
 
@@ -47,8 +47,7 @@ def make(flags: str, bootstrap: str | None = None) -> Path:
     if not partial.is_file():
         raise SetupError(f"the JVM wrote no class archive at {partial}; see {log}")
     partial.replace(target)
-    install = target.name.split("-")[1]
-    for old in target.parent.glob(f"classes-{install}-*"):
+    for old in target.parent.glob(f"{install_prefix()}-*"):
         if old != target:
             old.unlink(missing_ok=True)
     return target
