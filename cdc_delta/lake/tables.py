@@ -129,19 +129,26 @@ def _commit_info(commit: Path) -> dict[str, Any]:
 
 
 def create_if_missing(spark: SparkSession, where: DeltaLocation, columns_ddl: str,
-                      properties: dict[str, str] | None = None, column_names: Iterable[str] = ()) -> None:
+                      properties: dict[str, str] | None = None, column_names: Iterable[str] = ()) -> bool:
     """CREATE TABLE IF NOT EXISTS with the given columns and table properties; column mapping
     by name when a column name has characters Delta allows only that way. An existing table is
-    left as it is without a statement (a restart does not pay for one per table)."""
+    left as it is without a statement (a restart does not pay for one per table). True when
+    it created the table."""
     if where.exists(spark):
-        return
+        return False
     if any(NEEDS_MAPPING.search(n) for n in column_names):
         properties = {**COLUMN_MAPPING, **(properties or {})}
-    props = ""
-    if properties:
-        pairs = ", ".join(f"'{_lit(k)}' = '{_lit(v)}'" for k, v in properties.items())
-        props = f" TBLPROPERTIES ({pairs})"
+    props = f" TBLPROPERTIES ({_pairs(properties)})" if properties else ""
     spark.sql(f"CREATE TABLE IF NOT EXISTS {where.sql} ({columns_ddl}) USING delta{props}")
+    return True
+
+
+def table_properties(spark: SparkSession, where: DeltaLocation) -> dict[str, str]:
+    return {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {where.sql}").collect()}
+
+
+def set_table_properties(spark: SparkSession, where: DeltaLocation, properties: dict[str, str]) -> None:
+    spark.sql(f"ALTER TABLE {where.sql} SET TBLPROPERTIES ({_pairs(properties)})")
 
 
 def columns_ddl(columns: dict[str, SqlType]) -> str:
@@ -158,6 +165,10 @@ def table_columns(spark: SparkSession, where: DeltaLocation) -> dict[str, SqlTyp
 def add_columns(spark: SparkSession, where: DeltaLocation, columns: dict[str, str]) -> None:
     ddl = ", ".join(f"{quote(c)} {t}" for c, t in columns.items())
     spark.sql(f"ALTER TABLE {where.sql} ADD COLUMNS ({ddl})")
+
+
+def _pairs(properties: dict[str, str]) -> str:
+    return ", ".join(f"'{_lit(k)}' = '{_lit(v)}'" for k, v in properties.items())
 
 
 def _lit(text: str) -> str:

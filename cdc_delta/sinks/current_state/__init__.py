@@ -19,6 +19,7 @@ from ...errors import TruncateRefused
 from ...frame import OP, SEQ_COLUMN
 from ...hooks import Hooks
 from ...infra.names import col
+from ...lake.statistics import keep_stats_property, with_stats_property
 from ...lake.tables import META_COLUMNS, DeltaLocation, columns_ddl, create_if_missing
 from ...steps.changes import ROW_OPS
 from ...steps.guard import guard
@@ -51,14 +52,16 @@ class CurrentState:
         self.bounds: GuardBounds | None = None
         self.recent: RecentTombstones[DataFrame] | None = None   # only where the bounds are kept
         self.span: KeySpan | None = None
+        self.stats_for: set[str] = set()   # the columns the table's statistics property names
 
     def locations(self) -> list[DeltaLocation]:
         return [self.where, *(self.where.child(c) for c in ("tombstones", "truncates"))]
 
     def prepare(self) -> None:
         declared = {c: s.sql_type for c, s in self.spec.column_specs.items()}
-        create_if_missing(self.spark, self.where, f"{columns_ddl(declared)}, {META_COLUMNS}",
-                          self.spec.table_properties, column_names=declared)
+        if create_if_missing(self.spark, self.where, f"{columns_ddl(declared)}, {META_COLUMNS}",
+                             with_stats_property(self.spec.table_properties, declared), column_names=declared):
+            self.stats_for = set(declared)
         companions.ensure_companions(self.spark, self.where, columns_ddl({k: declared[k] for k in self.spec.keys}),
                                      self.spec.keys)
 
@@ -74,6 +77,9 @@ class CurrentState:
     def write(self, batch: BatchContext, table: TableInput) -> TableFigures:
         facts, report = table.facts, batch.report
         figures = TableFigures(events=sum(r["n"] for r in facts.values()))
+        if set(table.view.columns) != self.stats_for:   # columns added, or a restart
+            keep_stats_property(self.spark, self.where, self.spec.table_properties, table.view.columns)
+            self.stats_for = set(table.view.columns)
         rows = table.changes.filter(F.col(OP).isin(*ROW_OPS))
         if "t" in facts:
             with report.phase("truncate"):
