@@ -10,9 +10,11 @@ what a batch runs beside it (the tombstone append and the TOAST count, as sinks/
 runs them under the writer lock), and with each of the two alone; the plan on a table with
 deletion vectors; the seed recipe's clauses (key only, no guard, no TOAST CASE), on the same
 table and on a copy without cdc-delta's position and source-time columns, as the recipe stores
-rows (what those columns cost the MERGE's rewrite of the files it touches).
-Printed: each round's seconds and each variant's warm mean (rounds after the first) over
-today's plan.
+rows (what those columns cost the MERGE's rewrite of the files it touches); the plan on the table
+with Delta's default statistics (what not tracking the position saves: lake/statistics.py).
+`--only plan,recipe-narrow` runs the variants named.
+Printed: each round's seconds and each variant's warm mean (rounds after the first) over the
+first variant's (today's plan, unless --only leaves it out).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from pyspark.sql import DataFrame, SparkSession
 from cdc_delta.frame import OP, SEQ_COLUMN, TS_COLUMN
 from cdc_delta.infra.names import quote
 from cdc_delta.infra.session import get_spark
+from cdc_delta.lake.statistics import STATS_COLUMNS
 from cdc_delta.lake.tables import DeltaLocation
 from cdc_delta.lake.writes import commit_metadata
 from cdc_delta.sinks import current_state
@@ -50,6 +53,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", default="", help="the variants to run, by name, comma-separated (default: all)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/cdc-delta-merge-variants"))
     args = ap.parse_args(argv)
     spark = get_spark("cdc-delta-merge-variants")
@@ -61,7 +65,10 @@ def main(argv: list[str] | None = None) -> None:
     beside = {"plan+beside": BESIDE, "plan+tombstones": {"tombstones"}, "plan+count": {"count"}}
     variants = {"plan": (source, plan, before), **{name: (source, work, before) for name, work in beside.items()},
                 "plan+dv": (source, plan, with_dv), "recipe-shape": (source, recipe_shape(plan), before),
-                "recipe-narrow": (source, without_meta(recipe_shape(plan)), narrow_copy(spark, before))}
+                "recipe-narrow": (source, without_meta(recipe_shape(plan)), narrow_copy(spark, before)),
+                "plan+all-stats": (source, plan, default_stats_copy(spark, before))}
+    if args.only:
+        variants = {k: v for k, v in variants.items() if k in args.only.split(",")}
     seconds: dict[str, list[float]] = {name: [] for name in variants}
     table = args.work / "table"
     for round_ in range(args.rounds):
@@ -77,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"round {round_} {name:14} {seconds[name][-1]:.2f} s", flush=True)
     warm = {name: sum(s[1:]) / max(1, len(s) - 1) for name, s in seconds.items()}
     for name, mean in warm.items():
-        print(f"{name:14} warm mean {mean:.2f} s ({mean / warm['plan']:.2f}x plan)")
+        print(f"{name:14} warm mean {mean:.2f} s ({mean / warm[next(iter(warm))]:.2f}x first)")
     spark.stop()
 
 
@@ -152,6 +159,16 @@ def narrow_copy(spark: SparkSession, before: Path) -> Path:
     rows = spark.read.format("delta").load(str(before)).drop(SEQ_COLUMN, TS_COLUMN)
     rows.repartition(files).write.format("delta").save(str(narrow))
     return narrow
+
+
+def default_stats_copy(spark: SparkSession, before: Path) -> Path:
+    """The table as it was before the MERGE, with Delta's default statistics (the first 32
+    columns, the position's fields among them) in place of cdc-delta's (lake/statistics.py)."""
+    copy = before.with_name("before-all-stats")
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(before, copy)
+    spark.sql(f"ALTER TABLE delta.{quote(str(copy))} UNSET TBLPROPERTIES ('{STATS_COLUMNS}')")
+    return copy
 
 
 if __name__ == "__main__":
