@@ -37,6 +37,10 @@ LOCAL_DEFAULTS = {
     # a batch caches its decoded records and changes, reads them a few times and drops them:
     # compressing the cached columns cost more CPU than it saved (~8% of a warm batch, benchmarks)
     "spark.sql.inMemoryColumnarStorage.compressed": "false",
+    # a MERGE joins its few changes to every row of the files it rewrites: when the changes'
+    # side of each partition is this small, a hash join on it in place of sorting those rows
+    # (garbage collection per 1k-event batch into 1M rows 0.9 s -> 0.55 s, benchmarks/ab.py)
+    "spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold": "64m",
     # batches of fewer records run Spark's expressions interpreted, not compiled (batch/codegen.py)
     "spark.cdcdelta.interpretBelowRecords": "1000",
 }
