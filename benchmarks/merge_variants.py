@@ -35,7 +35,7 @@ from cdc_delta.frame import OP, SEQ_COLUMN, TS_COLUMN
 from cdc_delta.infra.names import quote
 from cdc_delta.infra.session import get_spark
 from cdc_delta.lake.statistics import STATS_COLUMNS
-from cdc_delta.lake.tables import DeltaLocation
+from cdc_delta.lake.tables import DeltaLocation, set_table_properties
 from cdc_delta.lake.writes import commit_metadata
 from cdc_delta.sinks import current_state
 from cdc_delta.sinks.current_state import merge as merge_step
@@ -46,7 +46,7 @@ from .stream import TABLE, Stream
 
 BATCHES, BATCH = 3, 10_000
 BESIDE = {"tombstones", "count"}   # what a batch runs beside its MERGE
-DELETION_VECTORS = "'delta.enableDeletionVectors' = 'true'"
+DELETION_VECTORS = {"delta.enableDeletionVectors": "true"}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> None:
     with_dv = before.with_name("before-dv")
     shutil.rmtree(with_dv, ignore_errors=True)
     shutil.copytree(before, with_dv)
-    spark.sql(f"ALTER TABLE delta.{quote(str(with_dv))} SET TBLPROPERTIES ({DELETION_VECTORS})")
+    set_table_properties(spark, DeltaLocation(path=str(with_dv)), DELETION_VECTORS)
     beside = {"plan+beside": BESIDE, "plan+tombstones": {"tombstones"}, "plan+count": {"count"}}
     variants = {"plan": (source, plan, before), **{name: (source, work, before) for name, work in beside.items()},
                 "plan+dv": (source, plan, with_dv), "recipe-shape": (source, recipe_shape(plan), before),

@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 from cdc_delta.batch import BatchHandler
 from cdc_delta.config import parse_config
 from cdc_delta.infra.session import get_spark
+from cdc_delta.lake.tables import DeltaLocation, set_table_properties
 
 from .measure import REPO, measured
 from .stream import COLUMNS, NOTE_FILLER, STATUSES, TABLE
@@ -97,8 +98,7 @@ def set_properties(table: str, pairs: list[str]) -> None:
     """KEY=VALUE table properties set on a seeded table (a table as cdc-delta would have
     created it with them, for an A/B of a table property)."""
     spark = get_spark("cdc-delta-bench-properties")
-    settings = ", ".join(f"'{k}' = '{v}'" for k, v in (pair.split("=", 1) for pair in pairs))
-    spark.sql(f"ALTER TABLE delta.`{table}` SET TBLPROPERTIES ({settings})")
+    set_table_properties(spark, DeltaLocation(path=table), dict(pair.split("=", 1) for pair in pairs))
     spark.stop()
 
 
