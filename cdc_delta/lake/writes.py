@@ -33,8 +33,8 @@ def commit_metadata(sessions: list[SparkSession], metadata: dict[str, Any]) -> I
             s.conf.unset(USER_METADATA)
 
 
-def append_once(df: DataFrame, where: DeltaLocation, app_id: str, batch_id: int, locked: bool = False) -> None:
-    """An append that a replayed batch does not repeat.
+def append_once(df: DataFrame, where: DeltaLocation, app_id: str, batch_id: int, locked: bool = False) -> bool:
+    """An append that a replayed batch does not repeat; False when the log shows it landed.
 
     Delta's own check (txnAppId/txnVersion) rebuilds the table's state from its log: three jobs
     and about a second per append. Held under the writer lock on local disk, the log is read in
@@ -43,13 +43,24 @@ def append_once(df: DataFrame, where: DeltaLocation, app_id: str, batch_id: int,
     metadata = df.sparkSession.conf.get(USER_METADATA, None)
     landed = batch_landed(where, json.loads(metadata)) if locked and metadata else None
     if landed:
-        return
+        return False
     if landed is None:
         writer = writer.option("txnAppId", app_id).option("txnVersion", batch_id)
     if where.path:
         writer.save(where.path)
     else:
         writer.saveAsTable(where.name)
+    return True
+
+
+def rows_appended(where: DeltaLocation, batch_id: int) -> int:
+    """The rows the newest commit of a table on local disk appended, when it is an append of
+    batch `batch_id` (Delta's own count, read without a Spark job); else 0."""
+    newest = next(where.commits_newest_first() or iter(()), {})
+    meta = _metadata(newest)
+    if newest.get("operation") != "WRITE" or meta is None or meta["batch_id"] != batch_id:
+        return 0
+    return int(newest.get("operationMetrics", {}).get("numOutputRows", 0))
 
 
 def batch_landed(where: DeltaLocation, batch: dict[str, Any]) -> bool | None:

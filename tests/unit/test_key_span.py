@@ -36,3 +36,18 @@ def test_a_batch_without_an_integer_key_range_reads_nothing():
     span, reads = span_of((0, 100))
     assert not span.worth_asking(None)
     assert reads == [] and span.span is None
+
+
+def test_a_batch_is_outside_when_nothing_is_stored_or_it_lies_beyond_the_span():
+    span, _ = span_of(None)
+    assert span.outside((1, 100))
+    span.worth_asking((1, 100))                  # taken in
+    assert not span.outside((100, 200))          # shares key 100
+    assert span.outside((101, 200)) and span.outside((-5, 0))
+    assert not span.outside(None)
+
+
+def test_outside_reads_the_stored_span_once_and_takes_nothing_in():
+    span, reads = span_of((10, 20))
+    assert not span.outside((5, 10)) and span.outside((21, 30))
+    assert span.span == (10, 20) and len(reads) == 1

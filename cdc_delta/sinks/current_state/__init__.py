@@ -1,7 +1,8 @@
 """The current-state table (SCD type 1): one row per key, as the source has it now.
 
-truncate -> guard -> (key changes) -> reduce to the last change per key -> MERGE, beside it the
-tombstones and (placeholders) the unresolved TOAST count -> now and then, old tombstones collected."""
+truncate -> guard -> (key changes) -> reduce to the last change per key -> MERGE (an append when
+no change can match a stored row), beside it the tombstones and (placeholders) the unresolved
+TOAST count -> now and then, old tombstones collected."""
 
 from __future__ import annotations
 
@@ -98,7 +99,7 @@ class CurrentState:
 
     def _merge(self, batch: BatchContext, table: TableInput, rows: DataFrame, figures: TableFigures) -> None:
         view, facts, report = table.view, table.facts, batch.report
-        keys_within = self._key_range_worth_asking(table)
+        keys_within, new_keys_only = self._place_batch_keys(table)
         with report.phase("guard"):
             rows = guard(rows, view.keys, self._tombstones_to_check(facts), self.bounds.truncate)
         with report.phase("reduce"):
@@ -118,7 +119,7 @@ class CurrentState:
                 deletes = beside.submit(self._held_deletes, changes, view.keys, facts.get("d"))
                 figures.inserted, figures.updated, figures.deleted = merge_changes(
                     self.where, changes, view.keys, view.values, "d" in facts, batch.batch_id, batch.app_id,
-                    keys_within, self.locked, toasted)
+                    keys_within, self.locked, toasted, new_keys_only)
                 figures.toast_unresolved_columns = unresolved()
                 companions.record_unresolved(self.spark, self.where, figures.toast_unresolved_columns,
                                              batch.batch_id, batch.app_id, self.locked)
@@ -167,13 +168,18 @@ class CurrentState:
             return lambda: counted
         return beside.submit(count).result
 
-    def _key_range_worth_asking(self, table: TableInput) -> Span | None:
-        """The batch's range of first keys, for the MERGE to skip files by, when it is narrow
-        against the keys the table holds (key_span.py); else None."""
+    def _place_batch_keys(self, table: TableInput) -> tuple[Span | None, bool]:
+        """The batch's range of first keys when the MERGE and the TOAST count should skip
+        files by it (narrow against the keys the table holds, key_span.py), else None; and
+        whether no stored row can have a key of the batch. That needs the writer lock: then
+        the span the run keeps holds every stored first key, and a batch wholly outside it
+        (an initial snapshot, new keys above the stored ones) is appended, its range asked."""
         if self.span is None:
             self.span = KeySpan(partial(self._stored_key_span, table.view.keys[0]))
         batch = table.key_range()
-        return batch if self.span.worth_asking(batch) else None
+        new_keys_only = self.locked and self.span.outside(batch)
+        worth_asking = self.span.worth_asking(batch)
+        return (batch if worth_asking or new_keys_only else None), new_keys_only
 
     def _stored_key_span(self, key: str) -> Span | None:
         """The lowest and highest stored first key (Delta answers it from its files'

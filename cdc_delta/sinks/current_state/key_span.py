@@ -1,11 +1,15 @@
-"""Whether a batch's key range is worth a condition in its MERGE.
+"""Whether a batch's key range is worth a condition in its MERGE, and whether it lies outside
+every stored key.
 
 A condition on the target's first key (`t.id BETWEEN lo AND hi`) lets Delta skip the files
 whose key statistics lie outside the batch's range: an append-like stream then reads only the
 newest files. Asking costs the MERGE and the TOAST count a data-skipping pass and a range test
 on every stored row, which buys nothing when the batch's keys span the table (uniform updates:
 0.84x the warm seconds without the condition, benchmarks/ab). So the range goes into the MERGE
-only when it covers at most NARROW of the span of keys the table may hold."""
+only when it covers at most NARROW of the span of keys the table may hold.
+
+A batch wholly outside that span (an initial snapshot, a stream of new keys) can not match a
+stored row, so its changes need no MERGE at all (the current-state sink appends them)."""
 
 from __future__ import annotations
 
@@ -19,9 +23,10 @@ Span = tuple[int, int]
 @dataclass
 class KeySpan:
     """The lowest and highest first key the table may hold: read from the table when first
-    asked (`stored`: None when it holds no row), then widened by each batch's range. Deleted
-    keys stay inside it, and another writer's keys may lie outside: it only decides whether a
-    range is worth asking, never which rows the MERGE applies."""
+    asked (`stored`: None when it holds no row), then widened by each batch's range, before the
+    batch is written (a batch that fails leaves it wider, never narrower). Deleted keys stay
+    inside it. Another writer's keys may lie outside it, so only a run that holds the table's
+    writer lock may take `outside` to mean that no stored row has a key of the batch."""
 
     stored: Callable[[], Span | None]
     span: Span | None = None
@@ -32,13 +37,24 @@ class KeySpan:
         the span once the batch is taken into it; False while nothing was stored before it."""
         if batch is None:
             return False
-        if not self.read:
-            self.span, self.read = self.stored(), True
+        self._read()
         before, self.span = self.span, _union(self.span, batch)
         if before is None:
             return False   # nothing stored: no file to skip
         low, high = self.span
         return batch[1] - batch[0] <= NARROW * (high - low)
+
+    def outside(self, batch: Span | None) -> bool:
+        """Whether `batch` lies wholly below or above the span, or nothing is stored: asked
+        before `worth_asking` takes the batch in. False without a range (no integer key)."""
+        if batch is None:
+            return False
+        self._read()
+        return self.span is None or batch[1] < self.span[0] or batch[0] > self.span[1]
+
+    def _read(self) -> None:
+        if not self.read:
+            self.span, self.read = self.stored(), True
 
 
 def _union(span: Span | None, batch: Span) -> Span:

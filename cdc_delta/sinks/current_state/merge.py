@@ -1,4 +1,5 @@
-"""The MERGE of one table's reduced changes, and what it is about to leave unresolved."""
+"""The MERGE of one table's reduced changes (or, when none can match a stored row, their
+append), and what it is about to leave unresolved."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ...frame import OP, SEQ_COLUMN, toast_column
+from ...frame import OP, SEQ_COLUMN, TS_COLUMN, toast_column
 from ...infra.conditions import all_of, any_of
 from ...infra.names import col, quote
 from ...lake.tables import DeltaLocation
+from ...lake.writes import append_once, rows_appended
 from .companions import append_tombstones
 from .plan import MergePlan, merge_plan, unresolved_after_merge
 
@@ -18,16 +20,20 @@ from .plan import MergePlan, merge_plan, unresolved_after_merge
 def merge_changes(target: DeltaLocation, changes: DataFrame, keys: list[str], values: list[str],
                   has_deletes: bool, batch_id: int, app_id: str,
                   key_range: tuple[int, int] | None = None, locked: bool = False,
-                  toasted: list[str] | None = None) -> tuple[int, int, int]:
+                  toasted: list[str] | None = None, new_keys_only: bool = False) -> tuple[int, int, int]:
     """One MERGE into the target and, side by side with it, the tombstones of its deletes (when
     there are any): two commits to two tables overlap, and either order of landing is safe.
     `locked`: the run holds the writer lock (see lake/writes.py: append_once); `toasted`: the
-    columns that may hold a placeholder (see plan.merge_plan). Returns the
-    rows inserted, updated and deleted."""
+    columns that may hold a placeholder (see plan.merge_plan); `new_keys_only`: no change can
+    match a stored row (see key_span.py), so the MERGE would only insert, and an append does
+    that with no join against the table. Returns the rows inserted, updated and deleted."""
     with ThreadPoolExecutor(max_workers=1) as pool:
         tombstones = (pool.submit(append_tombstones, target, changes, keys, app_id, batch_id, locked)
                       if has_deletes else None)
-        metrics = _run_merge(target, changes, merge_plan(keys, values, key_range, toasted))
+        if new_keys_only:
+            metrics = {"num_inserted_rows": _append_inserts(target, changes, keys, values, app_id, batch_id, locked)}
+        else:
+            metrics = _run_merge(target, changes, merge_plan(keys, values, key_range, toasted))
         if tombstones is not None:
             tombstones.result()
     return (metrics.get("num_inserted_rows", 0), metrics.get("num_updated_rows", 0),
@@ -45,6 +51,15 @@ def _run_merge(target: DeltaLocation, source: DataFrame, plan: MergePlan) -> dic
         return {}
     row = result.first()
     return {k: int(v or 0) for k, v in row.asDict().items()} if row else {}
+
+
+def _append_inserts(target: DeltaLocation, changes: DataFrame, keys: list[str], values: list[str],
+                    app_id: str, batch_id: int, locked: bool) -> int:
+    """What the MERGE inserts when no change matches a stored row: every change that is not a
+    delete, with the columns its INSERT clause writes (plan.merge_plan), appended once per batch."""
+    written = [*keys, *values, SEQ_COLUMN, TS_COLUMN]
+    rows = changes.filter(F.col(OP) != "d").select(*[col(c) for c in written])
+    return rows_appended(target, batch_id) if append_once(rows, target, app_id, batch_id, locked) else 0
 
 
 def count_unresolved(spark: SparkSession, target: DeltaLocation, changes: DataFrame, keys: list[str],

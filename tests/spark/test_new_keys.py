@@ -1,0 +1,107 @@
+"""A batch whose keys lie outside every stored key is appended, not merged
+(sinks/current_state: key_span.py, merge.py): the table ends as the MERGE would leave it."""
+
+from __future__ import annotations
+
+import pytest
+
+from devtools.encode import EventWriter
+from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
+from cdc_delta.lake.tables import DeltaLocation
+
+from .helpers import handler, make_config, raw_batch, table_rows
+
+pytestmark = pytest.mark.spark
+COLUMNS = {"id": "bigint", "note": "string", "n": "bigint"}
+PG = EventWriter("postgresql", "items", COLUMNS)
+
+
+def items(**overrides):
+    return {"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": dict(COLUMNS), **overrides}
+
+
+def row(i, note="x", n=0):
+    return {"id": i, "note": note, "n": n}
+
+
+def newest_operation(config, name="items") -> str:
+    spec = next(t for t in config.tables if t.name == name)
+    return next(DeltaLocation.of(config.target_of(spec)).commits_newest_first())["operation"]
+
+
+def tombstone_keys(spark, config) -> list[int]:
+    where = DeltaLocation.of(config.target_of(config.tables[0])).child("tombstones")
+    return sorted(r["id"] for r in where.read(spark).collect())
+
+
+def test_a_first_batch_is_appended_as_the_merge_would_write_it(spark, tmp_path):
+    config = make_config(tmp_path, [items()])
+    report, _ = handler(spark, config).process(raw_batch(spark, [
+        PG.event("r", None, row(1, "one"), 10, 1, snapshot=True),
+        PG.event("r", None, row(2, "two"), 10, 1, snapshot=True),
+        PG.event("u", None, row(2, "two v2", 1), 20, 2),
+        PG.event("c", None, row(3, "three"), 21, 2),
+        PG.event("d", row(3), None, 22, 2),                          # inserted, then deleted
+        PG.event("d", row(9), None, 23, 2),                          # a key never stored
+        PG.event("u", None, row(4, TOAST_PLACEHOLDER, 4), 24, 2),    # no value known: NULL, counted
+        PG.event("u", None, row(5, TOAST_PLACEHOLDER, 5), 25, 2),
+        PG.event("c", None, row(6, "six"), 26, 2),
+        PG.event("u", None, row(6, TOAST_PLACEHOLDER, 6), 27, 2),    # takes 'six' of this batch
+    ]), 0)
+    assert newest_operation(config) == "WRITE"
+    assert table_rows(spark, config, "items") == [
+        row(1, "one"), row(2, "two v2", 1), row(4, None, 4), row(5, None, 5), row(6, "six", 6)]
+    figures = report.tables["items"]
+    assert (figures.inserted, figures.updated, figures.deleted) == (5, 0, 0)
+    assert figures.toast_unresolved_columns == {"note": 2}
+    assert report.skipped == 5      # the superseded changes of 2, 3 and 6, and the two deletes
+    assert tombstone_keys(spark, config) == [3, 9]
+
+
+def test_new_keys_above_the_stored_ones_are_appended_and_a_resnapshot_merges(spark, tmp_path):
+    config = make_config(tmp_path, [items()])
+    h = handler(spark, config)
+    h.process(raw_batch(spark, [PG.event("r", None, row(i, f"v{i}"), 10, 1, snapshot=True) for i in (1, 2, 3)]), 0)
+    report, _ = h.process(raw_batch(spark, [PG.event("r", None, row(i, f"v{i}"), 10, 1, snapshot=True)
+                                            for i in (4, 5)], first_offset=3), 1)
+    assert newest_operation(config) == "WRITE" and report.tables["items"].inserted == 2
+    # a snapshot taken again: every key is stored, so the changes are merged
+    report, _ = h.process(raw_batch(spark, [PG.event("r", None, row(i, f"again {i}", 1), 30, 3, snapshot=True)
+                                            for i in (5, 3, 1)], first_offset=5), 2)
+    assert newest_operation(config) == "MERGE" and report.tables["items"].updated == 3
+    # an old change of a key between stored ones is merged, and the guard keeps the newer row
+    h.process(raw_batch(spark, [PG.event("u", None, row(3, "stale"), 20, 2)], first_offset=8), 3)
+    assert newest_operation(config) == "MERGE"
+    assert table_rows(spark, config, "items") == [
+        row(1, "again 1", 1), row(2, "v2"), row(3, "again 3", 1), row(4, "v4"), row(5, "again 5", 1)]
+
+
+def test_a_deleted_key_inside_the_span_is_merged_and_its_tombstone_guards(spark, tmp_path):
+    config = make_config(tmp_path, [items()])
+    h = handler(spark, config)
+    h.process(raw_batch(spark, [PG.event("c", None, row(i), 10 + i, 1) for i in (1, 2, 3)]), 0)
+    h.process(raw_batch(spark, [PG.event("d", row(3), None, 20, 2)], first_offset=3), 1)
+    # 3 is no longer stored, but the span keeps it: a late create of 3 is merged and guarded
+    h.process(raw_batch(spark, [PG.event("c", None, row(3, "late"), 13, 1)], first_offset=4), 2)
+    assert newest_operation(config) == "MERGE"
+    assert table_rows(spark, config, "items") == [row(1), row(2)]
+
+
+def test_a_replayed_append_writes_nothing_twice(spark, tmp_path):
+    config = make_config(tmp_path, [items()])
+    first = [PG.event("c", None, row(i, f"v{i}"), 10 + i, 1) for i in (1, 2)]
+    handler(spark, config).process(raw_batch(spark, first), 0)
+    # a crash before the checkpoint: the next run starts afresh and replays the batch
+    report, _ = handler(spark, config).process(raw_batch(spark, first), 0)
+    assert report.tables["items"].inserted == 0
+    assert table_rows(spark, config, "items") == [row(1, "v1"), row(2, "v2")]
+
+
+def test_keys_of_no_integer_range_are_merged(spark, tmp_path):
+    columns = {"code": "string", "note": "string"}
+    writer = EventWriter("postgresql", "codes", columns)
+    config = make_config(tmp_path, [{"name": "codes", "match": {"table": "codes"}, "keys": ["code"],
+                                     "columns": columns}])
+    handler(spark, config).process(raw_batch(spark, [writer.event("c", None, {"code": "a", "note": "x"}, 10, 1)]), 0)
+    assert newest_operation(config, "codes") == "MERGE"
+    assert table_rows(spark, config, "codes") == [{"code": "a", "note": "x"}]
