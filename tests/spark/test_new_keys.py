@@ -76,6 +76,23 @@ def test_new_keys_above_the_stored_ones_are_appended_and_a_resnapshot_merges(spa
         row(1, "again 1", 1), row(2, "v2"), row(3, "again 3", 1), row(4, "v4"), row(5, "again 5", 1)]
 
 
+def test_a_batch_reaching_into_the_stored_keys_at_an_edge_is_appended_only_when_none_is_stored(spark, tmp_path):
+    """Kafka partitions read in key order end at different keys: the next batch starts a
+    little below the newest stored key."""
+    config = make_config(tmp_path, [items()])
+    h = handler(spark, config)
+    h.process(raw_batch(spark, [PG.event("r", None, row(i), 10, 1, snapshot=True) for i in range(1, 21) if i != 19]), 0)
+    report, _ = h.process(raw_batch(spark, [PG.event("r", None, row(i), 10, 1, snapshot=True)
+                                            for i in (19, *range(21, 201))], first_offset=19), 1)
+    assert newest_operation(config) == "WRITE" and report.tables["items"].inserted == 181
+    report, _ = h.process(raw_batch(spark, [PG.event("u", None, row(200, "new"), 20, 2),
+                                            *[PG.event("c", None, row(i), 21, 2) for i in range(201, 401)]],
+                                    first_offset=200), 2)
+    assert newest_operation(config) == "MERGE"        # 200 is stored
+    assert (report.tables["items"].inserted, report.tables["items"].updated) == (200, 1)
+    assert table_rows(spark, config, "items") == [row(i, "new" if i == 200 else "x") for i in range(1, 401)]
+
+
 def test_a_deleted_key_inside_the_span_is_merged_and_its_tombstone_guards(spark, tmp_path):
     config = make_config(tmp_path, [items()])
     h = handler(spark, config)

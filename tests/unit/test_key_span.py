@@ -1,6 +1,6 @@
 """When a batch's key range goes into its MERGE (sinks/current_state/key_span.py)."""
 
-from cdc_delta.sinks.current_state.key_span import KeySpan
+from cdc_delta.sinks.current_state.key_span import KeySpan, edge_worth_looking_up
 
 
 def span_of(stored):
@@ -38,16 +38,21 @@ def test_a_batch_without_an_integer_key_range_reads_nothing():
     assert reads == [] and span.span is None
 
 
-def test_a_batch_is_outside_when_nothing_is_stored_or_it_lies_beyond_the_span():
+def test_the_stored_part_of_a_batch_is_none_when_nothing_is_stored_or_it_lies_beyond_the_span():
     span, _ = span_of(None)
-    assert span.outside((1, 100))
+    assert span.stored_part((1, 100)) is None
     span.worth_asking((1, 100))                  # taken in
-    assert not span.outside((100, 200))          # shares key 100
-    assert span.outside((101, 200)) and span.outside((-5, 0))
-    assert not span.outside(None)
+    assert span.stored_part((100, 200)) == (100, 100)
+    assert span.stored_part((101, 200)) is None and span.stored_part((-5, 0)) is None
+    assert span.stored_part((20, 30)) == (20, 30)
 
 
-def test_outside_reads_the_stored_span_once_and_takes_nothing_in():
+def test_the_stored_part_reads_the_stored_span_once_and_takes_nothing_in():
     span, reads = span_of((10, 20))
-    assert not span.outside((5, 10)) and span.outside((21, 30))
+    assert span.stored_part((5, 12)) == (10, 12) and span.stored_part((21, 30)) is None
     assert span.span == (10, 20) and len(reads) == 1
+
+
+def test_only_a_narrow_edge_is_worth_looking_up():
+    assert edge_worth_looking_up((100, 110), (100, 200))
+    assert not edge_worth_looking_up((100, 111), (100, 200))

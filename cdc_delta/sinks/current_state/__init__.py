@@ -32,7 +32,7 @@ from ..base import TableInput
 from . import companions
 from .bounds import GuardBounds
 from .key_change import carry_across_key_change
-from .key_span import KeySpan, Span
+from .key_span import KeySpan, Span, edge_worth_looking_up
 from .merge import count_unresolved, merge_changes
 from .recent_tombstones import MAX_ROWS_HELD, RecentTombstones, as_frame
 
@@ -99,7 +99,7 @@ class CurrentState:
 
     def _merge(self, batch: BatchContext, table: TableInput, rows: DataFrame, figures: TableFigures) -> None:
         view, facts, report = table.view, table.facts, batch.report
-        keys_within, new_keys_only = self._place_batch_keys(table)
+        keys_within, appendable, edge = self._place_batch_keys(table)
         with report.phase("guard"):
             rows = guard(rows, view.keys, self._tombstones_to_check(facts), self.bounds.truncate)
         with report.phase("reduce"):
@@ -111,6 +111,7 @@ class CurrentState:
             # to read it (Spark builds a cached frame once; the others wait for its blocks)
             changes = reduce_to_last_change(rows, view, toasted).persist()
         try:
+            new_keys_only = appendable and (edge is None or not self._stores_any(changes, view.keys, edge))
             if "d" in facts:   # raised before the write: a tombstone may land without its MERGE
                 self.bounds.raise_tombstone(facts["d"]["seq"])
             with self.hooks.during("merge"), report.phase("merge"), ThreadPoolExecutor(max_workers=1) as beside:
@@ -168,18 +169,31 @@ class CurrentState:
             return lambda: counted
         return beside.submit(count).result
 
-    def _place_batch_keys(self, table: TableInput) -> tuple[Span | None, bool]:
+    def _place_batch_keys(self, table: TableInput) -> tuple[Span | None, bool, Span | None]:
         """The batch's range of first keys when the MERGE and the TOAST count should skip
-        files by it (narrow against the keys the table holds, key_span.py), else None; and
-        whether no stored row can have a key of the batch. That needs the writer lock: then
-        the span the run keeps holds every stored first key, and a batch wholly outside it
-        (an initial snapshot, new keys above the stored ones) is appended, its range asked."""
+        files by it (narrow against the keys the table holds, key_span.py), else None; whether
+        the batch may be appended; and the edge of its range a stored row may have a key in.
+
+        Appending needs the writer lock: then the span the run keeps holds every stored first
+        key, and a batch wholly outside it (an initial snapshot, new keys above the stored
+        ones) can not match a stored row. One that reaches into it only at a narrow edge is
+        appended when no stored row has a key of that edge (`_stores_any`)."""
         if self.span is None:
             self.span = KeySpan(partial(self._stored_key_span, table.view.keys[0]))
         batch = table.key_range()
-        new_keys_only = self.locked and self.span.outside(batch)
+        edge = self.span.stored_part(batch) if self.locked and batch is not None else None
+        appendable = self.locked and batch is not None and (edge is None or edge_worth_looking_up(edge, batch))
         worth_asking = self.span.worth_asking(batch)
-        return (batch if worth_asking or new_keys_only else None), new_keys_only
+        return (batch if worth_asking or appendable else None), appendable, edge
+
+    def _stores_any(self, changes: DataFrame, keys: list[str], edge: Span) -> bool:
+        """Whether a stored row has the key of a change whose first key lies in `edge`: one
+        job, reading the table's keys in the edge (Delta skips the files outside it) against
+        those changes, sent to each task."""
+        first = col(keys[0])
+        stored = self._read_newest(self.where).select(*[col(k) for k in keys]).filter(first.between(*edge))
+        near = changes.select(*[col(k) for k in keys]).filter(first.between(*edge))
+        return bool(stored.join(F.broadcast(near), keys, "left_semi").limit(1).collect())
 
     def _stored_key_span(self, key: str) -> Span | None:
         """The lowest and highest stored first key (Delta answers it from its files'
