@@ -19,7 +19,8 @@ from ...config.models import TableSpec
 from ...errors import TruncateRefused
 from ...frame import OP, SEQ_COLUMN
 from ...hooks import Hooks
-from ...infra.names import col
+from ...infra.conditions import all_of
+from ...infra.names import col, quote
 from ...lake.statistics import keep_stats_property, with_stats_property
 from ...lake.tables import META_COLUMNS, DeltaLocation, columns_ddl, create_if_missing
 from ...steps.changes import ROW_OPS
@@ -111,10 +112,10 @@ class CurrentState:
             # to read it (Spark builds a cached frame once; the others wait for its blocks)
             changes = reduce_to_last_change(rows, view, toasted).persist()
         try:
-            new_keys_only = appendable and (edge is None or not self._stores_any(changes, view.keys, edge))
             if "d" in facts:   # raised before the write: a tombstone may land without its MERGE
                 self.bounds.raise_tombstone(facts["d"]["seq"])
             with self.hooks.during("merge"), report.phase("merge"), ThreadPoolExecutor(max_workers=1) as beside:
+                new_keys_only = appendable and (edge is None or not self._stores_any(changes, view.keys, edge))
                 unresolved = (self._count_unresolved(beside, changes, view.keys, toasted, keys_within)
                               if toasted else lambda: {})
                 deletes = beside.submit(self._held_deletes, changes, view.keys, facts.get("d"))
@@ -193,7 +194,8 @@ class CurrentState:
         first = col(keys[0])
         stored = self._read_newest(self.where).select(*[col(k) for k in keys]).filter(first.between(*edge))
         near = changes.select(*[col(k) for k in keys]).filter(first.between(*edge))
-        return bool(stored.join(F.broadcast(near), keys, "left_semi").limit(1).collect())
+        same_key = all_of([F.col(f"t.{quote(k)}") == F.col(f"s.{quote(k)}") for k in keys])
+        return bool(stored.alias("t").join(F.broadcast(near.alias("s")), same_key, "left_semi").limit(1).collect())
 
     def _stored_key_span(self, key: str) -> Span | None:
         """The lowest and highest stored first key (Delta answers it from its files'
