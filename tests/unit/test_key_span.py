@@ -1,5 +1,13 @@
-"""When a batch's key range goes into its MERGE (sinks/current_state/key_span.py)."""
+"""When a batch's key range goes into its MERGE, and when the batch is appended instead
+(sinks/current_state/key_span.py)."""
 
+import pytest
+
+from cdc_delta.config import parse_config
+from cdc_delta.hooks import Hooks
+from cdc_delta.lake.tables import DeltaLocation
+from cdc_delta.sinks.base import TableInput
+from cdc_delta.sinks.current_state import CurrentState
 from cdc_delta.sinks.current_state.key_span import KeySpan, edge_worth_looking_up
 
 
@@ -56,3 +64,18 @@ def test_the_stored_part_reads_the_stored_span_once_and_takes_nothing_in():
 def test_only_a_narrow_edge_is_worth_looking_up():
     assert edge_worth_looking_up((100, 110), (100, 200))
     assert not edge_worth_looking_up((100, 111), (100, 200))
+
+
+@pytest.mark.parametrize("path, locked, appendable", [
+    ("/tmp/lake/items", True, True),
+    ("/tmp/lake/items", False, False),          # a user's own stream holds no lock
+    ("s3a://bucket/lake/items", True, False),   # no lock keeps another writer out there
+])
+def test_only_a_table_held_under_the_writer_lock_is_appended(path, locked, appendable):
+    spec = parse_config({"pipeline": "p", "source": {"kind": "files", "path": "/tmp/in"}, "lake": "/tmp/lake",
+                         "checkpoint": "/tmp/ck", "tables": [{"name": "items", "keys": ["id"],
+                                                              "columns": {"id": "bigint"}}]}).tables[0]
+    sink = CurrentState(None, spec, DeltaLocation(path=path), Hooks(), locked)
+    sink.span, _ = span_of(None)
+    table = TableInput(None, None, {"c": {"key_min": 1, "key_max": 5}})
+    assert sink._place_batch_keys(table)[1:] == (appendable, None)

@@ -56,6 +56,12 @@ class CurrentState:
         self.span: KeySpan | None = None
         self.stats_for: set[str] = set()   # the columns the table's statistics property names
 
+    @property
+    def held(self) -> bool:
+        """The run holds the table's writer lock: `locked`, and on this machine's disk (a table
+        on an object store or in a catalog can not be locked, and another writer may commit)."""
+        return self.locked and self.where.local_folder is not None
+
     def locations(self) -> list[DeltaLocation]:
         return [self.where, *(self.where.child(c) for c in ("tombstones", "truncates"))]
 
@@ -71,9 +77,9 @@ class CurrentState:
         pass
 
     def fact_columns(self) -> dict[str, Column]:
-        if self.bounds is None or not self.where.local_folder or not self.locked:
+        if self.bounds is None or not self.held:
             self.bounds = self._load_bounds()
-            self.recent = RecentTombstones(self.bounds.tombstone) if self.where.local_folder and self.locked else None
+            self.recent = RecentTombstones(self.bounds.tombstone) if self.held else None
         return {"older_than_tombstone": self.bounds.older_than_tombstone()}
 
     def write(self, batch: BatchContext, table: TableInput) -> TableFigures:
@@ -175,15 +181,15 @@ class CurrentState:
         files by it (narrow against the keys the table holds, key_span.py), else None; whether
         the batch may be appended; and the edge of its range a stored row may have a key in.
 
-        Appending needs the writer lock: then the span the run keeps holds every stored first
-        key, and a batch wholly outside it (an initial snapshot, new keys above the stored
-        ones) can not match a stored row. One that reaches into it only at a narrow edge is
-        appended when no stored row has a key of that edge (`_stores_any`)."""
+        Appending needs the writer lock (`held`): then the span the run keeps holds every
+        stored first key, and a batch wholly outside it (an initial snapshot, new keys above
+        the stored ones) can not match a stored row. One that reaches into it only at a narrow
+        edge is appended when no stored row has a key of that edge (`_stores_any`)."""
         if self.span is None:
             self.span = KeySpan(partial(self._stored_key_span, table.view.keys[0]))
         batch = table.key_range()
-        edge = self.span.stored_part(batch) if self.locked and batch is not None else None
-        appendable = self.locked and batch is not None and (edge is None or edge_worth_looking_up(edge, batch))
+        edge = self.span.stored_part(batch) if self.held and batch is not None else None
+        appendable = self.held and batch is not None and (edge is None or edge_worth_looking_up(edge, batch))
         worth_asking = self.span.worth_asking(batch)
         return (batch if worth_asking or appendable else None), appendable, edge
 
