@@ -31,6 +31,9 @@ class TableFigures:
     versions_written: int = 0
     versions_removed: int = 0
     routed: int = 0            # a route: messages committed to its topic
+    # a current-state table: its changes were "merged", or "appended" when none could match a
+    # stored row (sinks/current_state/key_span.py); None when none was written
+    written_by: str | None = None
 
     @property
     def toast_unresolved(self) -> int:
@@ -83,12 +86,15 @@ class BatchReport:
                 f"{self.seconds:.2f} s")
 
     def _outputs(self) -> str:
-        """History versions and routed messages, for pipelines that have them."""
+        """History versions and routed messages, for pipelines that have them, and the tables
+        whose changes were appended, not merged, when there are such."""
         versions, routed = self.total("versions_written"), self.total("routed")
         routes = any("/" in name for name in self.tables)
         history = any(t.versions_written or t.versions_removed for t in self.tables.values())
+        appended = [name for name, t in self.tables.items() if t.written_by == "appended"]
         return ((f" | versions written {versions}" if history else "") +
-                (f" | routed {routed}" if routes else ""))
+                (f" | routed {routed}" if routes else "") +
+                (f" | appended {', '.join(appended)}" if appended else ""))
 
     def _lag(self) -> str:
         """Seconds from the newest source change of the batch to now (its tables committed)."""

@@ -29,6 +29,11 @@ def newest_operation(config, name="items") -> str:
     return next(DeltaLocation.of(config.target_of(spec)).commits_newest_first())["operation"]
 
 
+def written(config, report, name="items") -> tuple[str, str]:
+    """The table's newest commit, and how the batch's report says its changes were written."""
+    return newest_operation(config, name), report.tables[name].written_by
+
+
 def tombstone_keys(spark, config) -> list[int]:
     where = DeltaLocation.of(config.target_of(config.tables[0])).child("tombstones")
     return sorted(r["id"] for r in where.read(spark).collect())
@@ -48,7 +53,7 @@ def test_a_first_batch_is_appended_as_the_merge_would_write_it(spark, tmp_path):
         PG.event("c", None, row(6, "six"), 26, 2),
         PG.event("u", None, row(6, TOAST_PLACEHOLDER, 6), 27, 2),    # takes 'six' of this batch
     ]), 0)
-    assert newest_operation(config) == "WRITE"
+    assert written(config, report) == ("WRITE", "appended")
     assert table_rows(spark, config, "items") == [
         row(1, "one"), row(2, "two v2", 1), row(4, None, 4), row(5, None, 5), row(6, "six", 6)]
     figures = report.tables["items"]
@@ -64,11 +69,11 @@ def test_new_keys_above_the_stored_ones_are_appended_and_a_resnapshot_merges(spa
     h.process(raw_batch(spark, [PG.event("r", None, row(i, f"v{i}"), 10, 1, snapshot=True) for i in (1, 2, 3)]), 0)
     report, _ = h.process(raw_batch(spark, [PG.event("r", None, row(i, f"v{i}"), 10, 1, snapshot=True)
                                             for i in (4, 5)], first_offset=3), 1)
-    assert newest_operation(config) == "WRITE" and report.tables["items"].inserted == 2
+    assert written(config, report) == ("WRITE", "appended") and report.tables["items"].inserted == 2
     # a snapshot taken again: every key is stored, so the changes are merged
     report, _ = h.process(raw_batch(spark, [PG.event("r", None, row(i, f"again {i}", 1), 30, 3, snapshot=True)
                                             for i in (5, 3, 1)], first_offset=5), 2)
-    assert newest_operation(config) == "MERGE" and report.tables["items"].updated == 3
+    assert written(config, report) == ("MERGE", "merged") and report.tables["items"].updated == 3
     # an old change of a key between stored ones is merged, and the guard keeps the newer row
     h.process(raw_batch(spark, [PG.event("u", None, row(3, "stale"), 20, 2)], first_offset=8), 3)
     assert newest_operation(config) == "MERGE"
@@ -84,11 +89,11 @@ def test_a_batch_reaching_into_the_stored_keys_at_an_edge_is_appended_only_when_
     h.process(raw_batch(spark, [PG.event("r", None, row(i), 10, 1, snapshot=True) for i in range(1, 21) if i != 19]), 0)
     report, _ = h.process(raw_batch(spark, [PG.event("r", None, row(i), 10, 1, snapshot=True)
                                             for i in (19, *range(21, 201))], first_offset=19), 1)
-    assert newest_operation(config) == "WRITE" and report.tables["items"].inserted == 181
+    assert written(config, report) == ("WRITE", "appended") and report.tables["items"].inserted == 181
     report, _ = h.process(raw_batch(spark, [PG.event("u", None, row(200, "new"), 20, 2),
                                             *[PG.event("c", None, row(i), 21, 2) for i in range(201, 401)]],
                                     first_offset=200), 2)
-    assert newest_operation(config) == "MERGE"        # 200 is stored
+    assert written(config, report) == ("MERGE", "merged")        # 200 is stored
     assert (report.tables["items"].inserted, report.tables["items"].updated) == (200, 1)
     assert table_rows(spark, config, "items") == [row(i, "new" if i == 200 else "x") for i in range(1, 401)]
 
@@ -110,7 +115,7 @@ def test_a_replayed_append_writes_nothing_twice(spark, tmp_path):
     handler(spark, config).process(raw_batch(spark, first), 0)
     # a crash before the checkpoint: the next run starts afresh and replays the batch
     report, _ = handler(spark, config).process(raw_batch(spark, first), 0)
-    assert report.tables["items"].inserted == 0
+    assert report.tables["items"].inserted == 0 and report.tables["items"].written_by == "merged"
     assert table_rows(spark, config, "items") == [row(1, "v1"), row(2, "v2")]
 
 

@@ -122,6 +122,7 @@ class CurrentState:
                 self.bounds.raise_tombstone(facts["d"]["seq"])
             with self.hooks.during("merge"), report.phase("merge"), ThreadPoolExecutor(max_workers=1) as beside:
                 new_keys_only = appendable and (edge is None or not self._stores_any(changes, view.keys, edge))
+                figures.written_by = "appended" if new_keys_only else "merged"
                 unresolved = (self._count_unresolved(beside, changes, view.keys, toasted, keys_within)
                               if toasted else lambda: {})
                 deletes = beside.submit(self._held_deletes, changes, view.keys, facts.get("d"))
