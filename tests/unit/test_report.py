@@ -1,5 +1,5 @@
-"""The progress line: history versions and routed messages appear for pipelines that have
-them, and leave the line as it was for those that do not."""
+"""The progress line: history versions, routed messages and the tables whose changes were
+appended appear for batches that have them, and leave the line as it was for those that do not."""
 
 from __future__ import annotations
 
