@@ -122,6 +122,20 @@ class SourceColumnsMissing(CdcDeltaError):
         self.missing, self.got = missing, got
 
 
+class TablePropertiesRefused(CdcDeltaError):
+    """Delta refused the table properties a table's config sets on the existing table."""
+
+    exit_code = 2
+
+    def __init__(self, table: str, properties: dict[str, str], reason: str) -> None:
+        pairs = ", ".join(f"{k} = {v!r}" for k, v in properties.items())
+        super().__init__(
+            f"table {table}: Delta refused the table_properties {pairs}: {reason}; correct or remove "
+            "them under the table's table_properties in the config", table=table, properties=properties,
+            reason=reason)
+        self.table, self.properties, self.reason = table, properties, reason
+
+
 class SetupError(CdcDeltaError):
     """A local prerequisite (Java, Maven, jars) is missing or failed."""
 

@@ -6,13 +6,14 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from ..config.types import SqlType, parse_sql_type
+from ..errors import TablePropertiesRefused, one_line
 from ..frame import SEQ_COLUMN, SEQ_TYPE, TS_COLUMN, companion_folder, companion_name, is_own_column
 from ..infra.names import quote  # noqa: F401 (re-exported)
 from ..infra.storage import absolute, join, local_path
@@ -141,6 +142,23 @@ def create_if_missing(spark: SparkSession, where: DeltaLocation, columns_ddl: st
     props = f" TBLPROPERTIES ({_pairs(properties)})" if properties else ""
     spark.sql(f"CREATE TABLE IF NOT EXISTS {where.sql} ({columns_ddl}) USING delta{props}")
     return True
+
+
+def configure(spark: SparkSession, where: DeltaLocation, table: str, wanted: Mapping[str, str]) -> dict[str, str]:
+    """Bring the config's table properties onto an existing table (CREATE sets them only on a
+    new one): one ALTER, a metadata commit, for those it lacks or holds with another value (as
+    compared ignoring case: 'true' and 'TRUE' are one value to Delta); none when all match, and
+    no read when the config sets none. Returns the properties it set."""
+    if not wanted:
+        return {}
+    stored = table_properties(spark, where)
+    changed = {k: v for k, v in wanted.items() if stored.get(k, "").lower() != v.lower()}
+    if changed:
+        try:
+            set_table_properties(spark, where, changed)
+        except Exception as exc:   # Delta's AnalysisException through Py4J: an unknown or refused property
+            raise TablePropertiesRefused(table, changed, one_line(exc)) from exc
+    return changed
 
 
 def table_properties(spark: SparkSession, where: DeltaLocation) -> dict[str, str]:

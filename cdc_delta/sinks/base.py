@@ -13,9 +13,12 @@ from typing import Mapping, Protocol, TypeVar
 
 from pyspark.sql import Column, DataFrame, Row
 
+from pyspark.sql import SparkSession
+
+from ..config.models import TableSpec
 from ..report import BatchContext
 from ..report import TableFigures
-from ..lake.tables import DeltaLocation
+from ..lake.tables import DeltaLocation, configure
 from ..steps.view import TableView
 
 Input = TypeVar("Input", contravariant=True)
@@ -61,3 +64,12 @@ class TableSink(Sink[TableInput, TableFigures], Protocol):
         """Flags over the table's changes to count in the batch's one facts job (name -> a
         boolean Column); asked once per batch, before the facts are read."""
 
+
+
+def configure_existing(spark: SparkSession, where: DeltaLocation, spec: TableSpec) -> None:
+    """The table's `table_properties` onto the table as it existed before this run (a new one
+    gets them as it is created), with a note naming those that were set."""
+    changed = configure(spark, where, spec.name, spec.table_properties)
+    if changed:
+        pairs = ", ".join(f"{k} = {v}" for k, v in changed.items())
+        print(f"note: table {spec.name}: set {pairs} (its table_properties in the config)", flush=True)

@@ -29,7 +29,7 @@ from ...steps.news import news
 from ...steps.position import oldest, possibly_after
 from ...steps.reduce import reduce_to_last_change
 from ...steps.truncate_barrier import after_truncate
-from ..base import TableInput
+from ..base import TableInput, configure_existing
 from . import companions
 from .bounds import GuardBounds
 from .key_change import carry_across_key_change
@@ -70,6 +70,8 @@ class CurrentState:
         if create_if_missing(self.spark, self.where, f"{columns_ddl(declared)}, {META_COLUMNS}",
                              with_stats_property(self.spec.table_properties, declared), column_names=declared):
             self.stats_for = set(declared)
+        else:
+            configure_existing(self.spark, self.where, self.spec)
         companions.ensure_companions(self.spark, self.where, columns_ddl({k: declared[k] for k in self.spec.keys}),
                                      self.spec.keys)
 

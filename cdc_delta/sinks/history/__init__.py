@@ -21,7 +21,7 @@ from ...report import BatchContext, TableFigures
 from ...steps.changes import ROW_OPS
 from ...steps.versions import versions
 from ...steps.view import TableView
-from ..base import TableInput
+from ..base import TableInput, configure_existing
 from .log import ChangeLog
 from .replace import Touched, replace_versions
 
@@ -39,8 +39,9 @@ class History:
 
     def prepare(self) -> None:
         declared = {c: s.sql_type for c, s in self.spec.column_specs.items()}
-        create_if_missing(self.spark, self.where, f"{columns_ddl(declared)}, {HISTORY_COLUMNS}",
-                          self.spec.table_properties, column_names=declared)
+        if not create_if_missing(self.spark, self.where, f"{columns_ddl(declared)}, {HISTORY_COLUMNS}",
+                                 self.spec.table_properties, column_names=declared):
+            configure_existing(self.spark, self.where, self.spec)
         self.log.prepare({k: declared[k] for k in self.spec.keys},
                          {c: t for c, t in declared.items() if c not in self.spec.keys})
 
