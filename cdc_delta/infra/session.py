@@ -41,6 +41,10 @@ LOCAL_DEFAULTS = {
     # side of each partition is this small, a hash join on it in place of sorting those rows
     # (garbage collection per 1k-event batch into 1M rows 0.9 s -> 0.55 s, benchmarks/ab.py)
     "spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold": "64m",
+    # a batch's decode compiles to methods over HotSpot's 8,000-byte limit, which the JIT never
+    # compiles: past this size Spark generates code per operator instead, in smaller methods
+    # (Spark's own advice on HotSpot; 100k-event snapshot batches 7.88 s -> 6.89 s, benchmarks/ab.py)
+    "spark.sql.codegen.hugeMethodLimit": "8000",
     # batches of fewer records run Spark's expressions interpreted, not compiled (batch/codegen.py)
     "spark.cdcdelta.interpretBelowRecords": "1000",
 }
