@@ -11,9 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Protocol, TypeVar
 
-from pyspark.sql import Column, DataFrame, Row
-
-from pyspark.sql import SparkSession
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 
 from ..config.models import TableSpec
 from ..report import BatchContext
@@ -63,7 +61,6 @@ class TableSink(Sink[TableInput, TableFigures], Protocol):
     def fact_columns(self) -> dict[str, Column]:
         """Flags over the table's changes to count in the batch's one facts job (name -> a
         boolean Column); asked once per batch, before the facts are read."""
-
 
 
 def configure_existing(spark: SparkSession, where: DeltaLocation, spec: TableSpec) -> None:
