@@ -15,10 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
+from devtools.encode import EventWriter
+from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
 from cdc_delta.frame import END_AT, IS_CURRENT, START_AT
 from cdc_delta.lake.tables import DeltaLocation
 
-from .helpers import make_config, table_rows
+from .helpers import handler, make_config, raw_batch, table_rows
 from .test_property import EXAMPLES, deliveries, encoded, reference, replay, restarts
 from .test_property import workloads as property_workloads
 
@@ -81,12 +83,16 @@ def stored_history(spark, config, name: str, connector: str) -> list[tuple]:
     return ordered(tuple(r) for r in rows)
 
 
+def history_config(folder: Path):
+    return make_config(folder, [
+        {"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": COLUMNS},
+        {"name": "items_history", "from": "items", "stored_as": "scd2",
+         "track_history_except_column_list": ["note"]}])
+
+
 def assert_history_matches(spark, data, connector, history, batches):
     with tempfile.TemporaryDirectory() as tmp:
-        config = make_config(Path(tmp), [
-            {"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": COLUMNS},
-            {"name": "items_history", "from": "items", "stored_as": "scd2",
-             "track_history_except_column_list": ["note"]}])
+        config = history_config(Path(tmp))
         replay(spark, data, config, encoded(data, connector, "items", COLUMNS, history), batches)
         assert stored_history(spark, config, "items_history", connector) == reference_history(history)
         current = ordered(r[:4] for r in reference_history(history) if r[6])
@@ -109,3 +115,52 @@ def test_history_under_connector_restarts_matches_reference(spark, data):
     """Every batch led by an older window sent again: late and duplicate changes throughout."""
     history = data.draw(workloads(keys=2))
     assert_history_matches(spark, data, "postgresql", history, data.draw(restarts(history)))
+
+
+PG = EventWriter("postgresql", "items", COLUMNS)
+
+
+def item(key: int, v: str | None = "a", amount: str = "1.00", note: str | None = "x") -> dict:
+    return {"id": key, "v": v, "amount": Decimal(amount), "note": note}
+
+
+def newest_history_commit(config) -> str:
+    spec = next(t for t in config.tables if t.name == "items_history")
+    return next(DeltaLocation.of(config.target_of(spec)).commits_newest_first())["operation"]
+
+
+FIRST_BATCH = [
+    PG.event("c", None, item(1), 100, 1),
+    PG.event("u", None, item(1, note="y"), 110, 2),                    # untracked: same version
+    PG.event("u", None, item(1, v="b", note=TOAST_PLACEHOLDER), 120, 3),  # tracked: a new one, note 'y'
+    PG.event("c", None, item(2), 130, 4),
+    PG.event("d", item(2), None, 140, 5),
+    PG.event("u", None, item(3, note=TOAST_PLACEHOLDER), 150, 6),      # no value known: NULL
+]
+FIRST_VERSIONS = [(1, "a", Decimal("1.00"), "y", 100, 120, False), (1, "b", Decimal("1.00"), "y", 120, None, True),
+                  (2, "a", Decimal("1.00"), "x", 130, 140, False), (3, "a", Decimal("1.00"), None, 150, None, True)]
+
+
+def test_a_first_batch_of_history_is_appended_as_the_merge_would_write_it(spark, tmp_path):
+    config = history_config(tmp_path)
+    h = handler(spark, config)
+    report, _ = h.process(raw_batch(spark, FIRST_BATCH), 0)
+    assert newest_history_commit(config) == "WRITE"
+    assert (report.tables["items_history"].written_by, report.tables["items_history"].versions_written) == ("appended", 4)
+    assert stored_history(spark, config, "items_history", "postgresql") == ordered(FIRST_VERSIONS)
+    # a late change of key 1 lands between its versions: merged, the versions re-linked
+    report, _ = h.process(raw_batch(spark, [PG.event("u", None, item(1, v="c"), 115, 2)], first_offset=6), 1)
+    assert newest_history_commit(config) == "MERGE" and report.tables["items_history"].written_by == "merged"
+    assert stored_history(spark, config, "items_history", "postgresql") == ordered([
+        (1, "a", Decimal("1.00"), "y", 100, 115, False), (1, "c", Decimal("1.00"), "x", 115, 120, False),
+        (1, "b", Decimal("1.00"), "x", 120, None, True), *FIRST_VERSIONS[2:]])
+
+
+def test_a_replayed_first_batch_of_history_writes_no_version_twice(spark, tmp_path):
+    config = history_config(tmp_path)
+    handler(spark, config).process(raw_batch(spark, FIRST_BATCH), 0)
+    # a crash before the checkpoint: the next run starts afresh and replays the batch
+    report, _ = handler(spark, config).process(raw_batch(spark, FIRST_BATCH), 0)
+    assert report.tables["items_history"].written_by == "merged"
+    assert (report.tables["items_history"].versions_written, report.tables["items_history"].versions_removed) == (0, 0)
+    assert stored_history(spark, config, "items_history", "postgresql") == ordered(FIRST_VERSIONS)

@@ -23,13 +23,13 @@ from ...steps.versions import versions
 from ...steps.view import TableView
 from ..base import TableInput, configure_existing
 from .log import ChangeLog
-from .replace import Touched, replace_versions
+from .replace import Touched, append_versions, replace_versions
 
 
 class History:
     def __init__(self, spark: SparkSession, spec: TableSpec, where: DeltaLocation, hooks: Hooks,
                  locked: bool = True) -> None:
-        self.spark, self.spec, self.where, self.hooks = spark, spec, where, hooks
+        self.spark, self.spec, self.where, self.hooks, self.locked = spark, spec, where, hooks, locked
         self.name = spec.name
         self.log = ChangeLog(spark, where, locked)
         self.columns: set[str] | None = None     # the table's columns, once read
@@ -62,9 +62,21 @@ class History:
             self.log.record(rows, view.keys, view.values, batch.app_id, batch.batch_id)
             touched = None if truncated else Touched(rows.select(*[col(k) for k in view.keys]).distinct(),
                                                      view.keys, table.key_range())
-            figures.versions_written, figures.versions_removed = replace_versions(
-                self.where, self._versions(view, touched), view.keys, touched)
+            computed = self._versions(view, touched)
+            if self._holds_no_versions():
+                figures.written_by = "appended"
+                figures.versions_written = append_versions(self.where, computed, batch.app_id, batch.batch_id)
+            else:
+                figures.written_by = "merged"
+                figures.versions_written, figures.versions_removed = replace_versions(
+                    self.where, computed, view.keys, touched)
         return figures
+
+    def _holds_no_versions(self) -> bool:
+        """Held under the writer lock, the table is as created (a new pipeline's first batch, an
+        initial snapshot): the MERGE would only insert what was computed, and an append does
+        that with no join against the table. A replay after the append lands merges instead."""
+        return self.locked and self.where.as_created()
 
     def _record_truncates(self, batch: BatchContext, changes: DataFrame) -> bool:
         """Keep the batch's truncates by the table's policy; whether they close versions."""

@@ -1,6 +1,7 @@
 """One MERGE that makes the stored versions of some keys what they were computed to be: a
 version is matched by its key and start, changed where it differs, inserted where new, and
-removed where no computed version starts there any more."""
+removed where no computed version starts there any more. Into a table that holds no version,
+the versions are appended instead."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ...frame import START_AT, scratch
 from ...infra.conditions import all_of
 from ...infra.names import col, quote
 from ...lake.tables import DeltaLocation
+from ...lake.writes import append_once, rows_appended
 
 DROP = scratch("drop")
 
@@ -65,3 +67,11 @@ def replace_versions(where: DeltaLocation, computed: DataFrame, keys: list[str],
     counts = {k: int(v or 0) for k, v in row.asDict().items()} if row else {}
     return (counts.get("num_inserted_rows", 0) + counts.get("num_updated_rows", 0),
             counts.get("num_deleted_rows", 0))
+
+
+def append_versions(where: DeltaLocation, computed: DataFrame, app_id: str, batch_id: int) -> int:
+    """What `replace_versions` writes into a table that holds no version (every computed
+    version is new), as one append under the writer lock; returns the versions written."""
+    if not append_once(computed, where, f"{app_id}:versions", batch_id, locked=True):
+        return 0
+    return rows_appended(where, batch_id)
