@@ -92,11 +92,13 @@ class History:
         logged = self.log.read()
         if touched is not None:
             logged = touched.of(logged)
-        keys = logged.select(*[col(k) for k in view.keys]).distinct()
-        truncates = keys.crossJoin(self.log.read_truncates().select(
-            F.lit("t").alias(OP), SEQ_COLUMN, TS_COLUMN))
-        events = logged.unionByName(truncates, allowMissingColumns=True).fillna(
-            False, subset=[unavailable(c) for c in view.values])
+        events = logged
+        if not self.log.holds_nothing(self.log.truncates):
+            keys = logged.select(*[col(k) for k in view.keys]).distinct()
+            truncates = keys.crossJoin(self.log.read_truncates().select(
+                F.lit("t").alias(OP), SEQ_COLUMN, TS_COLUMN))
+            events = logged.unionByName(truncates, allowMissingColumns=True)
+        events = events.fillna(False, subset=[unavailable(c) for c in view.values])
         return versions(events, view.keys, view.values, self._tracked(view))
 
     def _tracked(self, view: TableView) -> list[str]:

@@ -40,12 +40,13 @@ class ChangeLog:
         """Append the batch's changes the log does not hold yet: one delivery per source
         position (the first read), idempotent per batch."""
         kept = [*keys, *values, *[unavailable(c) for c in values], OP, SEQ_COLUMN, TS_COLUMN]
-        first = first_deliveries(rows.select(*[col(c) for c in kept]), keys)
-        at = source_position(F.col(SEQ_COLUMN)).alias("at")
-        logged = self.read().select(*[col(k) for k in keys], at)
-        same = all_of([F.col(f"n.{quote(k)}") == F.col(f"o.{quote(k)}") for k in keys]
-                      + [F.col("n.at").eqNullSafe(F.col("o.at"))])
-        new = first.select("*", at).alias("n").join(logged.alias("o"), same, "left_anti").drop("at")
+        new = first_deliveries(rows.select(*[col(c) for c in kept]), keys)
+        if not self.holds_nothing(self.changes):
+            at = source_position(F.col(SEQ_COLUMN)).alias("at")
+            logged = self.read().select(*[col(k) for k in keys], at)
+            same = all_of([F.col(f"n.{quote(k)}") == F.col(f"o.{quote(k)}") for k in keys]
+                          + [F.col("n.at").eqNullSafe(F.col("o.at"))])
+            new = new.select("*", at).alias("n").join(logged.alias("o"), same, "left_anti").drop("at")
         append_once(new, self.changes, f"{app_id}:history", batch_id, self.locked)
 
     def record_truncates(self, truncates: DataFrame, app_id: str, batch_id: int) -> None:
@@ -55,6 +56,10 @@ class ChangeLog:
         new = truncates.select(SEQ_COLUMN, TS_COLUMN, at).alias("n").join(
             held.alias("o"), F.col("n.at").eqNullSafe(F.col("o.at")), "left_anti")
         append_once(new.drop("at"), self.truncates, f"{app_id}:history-truncates", batch_id, self.locked)
+
+    def holds_nothing(self, where: DeltaLocation) -> bool:
+        """Held under the writer lock, the log's table is as created: nothing to read from it."""
+        return self.locked and where.as_created()
 
     def read(self) -> DataFrame:
         return self.changes.read(self.spark)
