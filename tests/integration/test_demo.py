@@ -67,7 +67,8 @@ def test_demo_from_a_clean_clone_in_a_fresh_virtual_environment(tmp_path):
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     out = proc.stdout
     assert "batch 0: in 29 | inserted 11 updated 0 deleted 0 truncates 0 | skipped 14 | quarantined 1 | kafka tombstones 3" in out
-    assert "| appended orders, customers, transactions |" in out      # first batches into empty tables
+    # first batches into empty tables, the history table's too
+    assert "| appended orders, customers, transactions, transactions_history |" in out
     assert table_lines(out) == ORDERS + CUSTOMERS + TRANSACTIONS + HISTORY
     assert "route transactions/withdrawals -> pg.bank.transactions.withdrawals (2 messages, read_committed)" in out
     assert "route orders/alerts -> high-priority-alerts (0 messages, read_committed)" in out
