@@ -43,10 +43,11 @@ class Quarantine:
         """Append once per batch, and never a second row for an event already quarantined by
         this pipeline (a batch read again after a lost checkpoint runs under another app id).
         Returns the batch's quarantined records (counted by the batch's facts)."""
-        existing = self.where.read(rows.sparkSession).select(*ORIGIN_KEY, "pipeline").alias("q")
-        same = [F.col(f"r.{c}").eqNullSafe(F.col(f"q.{c}")) for c in (*ORIGIN_KEY, "pipeline")]
-        append_once(rows.alias("r").join(existing, all_of(same), "left_anti"), self.where,
-                    batch.append_id("quarantine"), batch.batch_id, self.locked)
+        if not (self.locked and self.where.as_created()):   # held and as created: nothing to read
+            existing = self.where.read(rows.sparkSession).select(*ORIGIN_KEY, "pipeline").alias("q")
+            same = [F.col(f"r.{c}").eqNullSafe(F.col(f"q.{c}")) for c in (*ORIGIN_KEY, "pipeline")]
+            rows = rows.alias("r").join(existing, all_of(same), "left_anti")
+        append_once(rows, self.where, batch.append_id("quarantine"), batch.batch_id, self.locked)
         return batch.report.quarantined
 
 

@@ -120,3 +120,13 @@ def test_bad_events_quarantined_with_reasons_good_events_applied(spark, tmp_path
     assert [r["id"] for r in rows] == [1, 2, 3] and rows[1]["note"] == big_note
     assert (report.records_in, report.quarantined, report.kafka_tombstones) == (len(values), len(BAD), 1)
     assert report.tables["items"].inserted == 3 and report.skipped == 0
+
+
+def test_a_batch_read_again_under_another_app_id_quarantines_no_event_twice(spark, tmp_path):
+    """A lost checkpoint: the run starts under a new app id and reads the batch again."""
+    config = make_config(tmp_path, [{"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": COLUMNS}])
+    values = [good(1), "[1,2,3]", good(2), '{"op":"x"}']
+    handler(spark, config).process(raw_batch(spark, values), 0)
+    report, _ = handler(spark, config).process(raw_batch(spark, values), 0, app_id="after-a-lost-checkpoint")
+    assert report.quarantined == 2
+    assert [(q["offset"], q["batch_id"]) for q in quarantine_rows(spark, config)] == [(1, 0), (3, 0)]
