@@ -264,6 +264,20 @@ def test_tombstones_are_collected_by_source_time(spark, tmp_path):
     assert report.tables["items"].tombstones_collected == 1
 
 
+def test_a_new_pipelines_first_batch_leaves_its_tombstones_to_a_later_collection(spark, tmp_path):
+    """Batch 0 of a new pipeline collects nothing (its tombstones table held nothing before
+    it): the tombstone kept past its retention still rejects the older create delivered again,
+    and the next collection (batch 10) forgets it."""
+    config, h = setup(spark, tmp_path, tombstone_retention="1 s")
+    create, delete = PG.event("c", None, row(1), 10, 1_000), PG.event("d", row(1), None, 20, 2_000)
+    first, _ = h.process(raw_batch(spark, [create, delete, PG.event("c", None, row(2), 30, 10_000)]), 0)
+    again, _ = h.process(raw_batch(spark, [create], first_offset=3), 1)
+    tenth, _ = h.process(raw_batch(spark, [PG.event("c", None, row(3), 40, 11_000)], first_offset=4), 10)
+    assert [r.tables["items"].tombstones_collected for r in (first, again, tenth)] == [0, 0, 1]
+    assert (again.tables["items"].inserted, again.skipped) == (0, 1)
+    assert table_rows(spark, config, "items") == [row(2), row(3)]
+
+
 def test_replay_applies_quarantined_events_once_fixed(spark, tmp_path):
     config, h = setup(spark, tmp_path)
     other = EventWriter("postgresql", "other", {"id": "bigint", "label": "string"})

@@ -90,6 +90,7 @@ class CurrentState:
     def write(self, batch: BatchContext, table: TableInput) -> TableFigures:
         facts, report = table.facts, batch.report
         figures = TableFigures(events=sum(r["n"] for r in facts.values()))
+        collect = batch.batch_id % GC_EVERY_BATCHES == 0 and self._held_tombstones()
         if set(table.view.columns) != self.stats_for:   # columns added, or a restart
             keep_stats_property(self.spark, self.where, self.spec.table_properties, table.view.columns)
             self.stats_for = set(table.view.columns)
@@ -102,7 +103,7 @@ class CurrentState:
         newest = max((r["ts"] for r in facts.values() if r["ts"] is not None), default=None)
         if newest is not None:
             report.saw_source_time(newest)
-            if batch.batch_id % GC_EVERY_BATCHES == 0:
+            if collect:
                 figures.tombstones_collected = companions.collect_tombstones(
                     self.spark, self.where, newest, self.spec.retention_ms)
                 if figures.tombstones_collected:
@@ -155,6 +156,13 @@ class CurrentState:
                 self._read_newest(self.where.child("tombstones")).select(*keys, SEQ_COLUMN))
         rows = table.changes.filter(F.col(OP).isin(*ROW_OPS))
         return news(rows, table.view.keys, held, self.bounds.truncate if self.bounds else None)
+
+    def _held_tombstones(self) -> bool:
+        """Before the batch's writes: the tombstones table may hold a tombstone to collect.
+        Held under the lock and as created (a new pipeline's first batch), it holds none; this
+        batch's own tombstones wait for a later collection (kept longer, they only keep
+        rejecting what is older than the delete, as they should)."""
+        return not (self.locked and self.where.child("tombstones").as_created())
 
     def _holds_nothing(self) -> bool:
         """Held under the lock, the table and its tombstones are as created (a new pipeline's
