@@ -116,8 +116,6 @@ class Pipeline:
             handler, start_config = self._handler(spark, printer, hooks)
             handler.prepare()
             locks.enter_context(lock_tables(self.config))
-            locks.callback(handler.close)    # when the query ends, before the locks are let go
-            handler.open()
             query = start_query(spark, start_config, handler, as_trigger(trigger, config))
         except BaseException:
             locks.close()

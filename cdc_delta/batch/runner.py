@@ -73,12 +73,6 @@ class BatchHandler:
         for sink in (*self._table_sinks(), self.quarantine):
             sink.prepare()
 
-    def open(self) -> None:
-        """Once the run holds the tables' writer locks: the sinks start opening what they keep
-        open between batches (sinks/base.py)."""
-        for sink in self._table_sinks():
-            sink.open()
-
     def close(self) -> None:
         """When the run ends: the sinks let go of what they hold open (a route's producer)."""
         for sink in self._table_sinks():

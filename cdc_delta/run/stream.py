@@ -37,7 +37,6 @@ def run_pipeline(spark: SparkSession, config: PipelineConfig, handler: BatchHand
     attempts = source_of(config).reconnect_attempts
     failed_in_a_row = 0
     try:
-        handler.open()
         while True:
             done_before = handler.batches_done
             handler.crash = None

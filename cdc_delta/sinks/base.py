@@ -30,11 +30,6 @@ class Sink(Protocol[Input, Figures]):
     def prepare(self) -> None:
         """Create what the sink writes; once, before the first batch."""
 
-    def open(self) -> None:
-        """Once the run holds the writer locks, before its first batch: start opening, in the
-        background, what the sink keeps open between batches (a route's Kafka producer); the
-        first `write` waits for it. A sink whose `open` is not called opens at its first write."""
-
     def write(self, batch: BatchContext, data: Input) -> Figures:
         """Write one batch; a second write of the same batch id changes nothing."""
 

@@ -36,9 +36,6 @@ class Quarantine:
     def prepare(self) -> None:
         create_if_missing(self.spark, self.where, QUARANTINE_DDL)
 
-    def open(self) -> None:
-        pass
-
     def close(self) -> None:
         pass
 

@@ -9,7 +9,6 @@ change once. The messages are produced from the driver, in source order."""
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Iterator
 
 from confluent_kafka import KafkaException
@@ -41,7 +40,6 @@ class KafkaRoute:
         self.current_state = current_state    # the table whose stored positions decide what is news
         self.name = f"{table.name}/{route.name}"
         self.producer: TransactionalProducer | None = None
-        self.opening: Future[TransactionalProducer] | None = None    # the producer `open` started
 
     @property
     def transactional_id(self) -> str:
@@ -62,20 +60,7 @@ class KafkaRoute:
     def fact_columns(self) -> dict[str, Column]:
         return {}
 
-    def open(self) -> None:
-        """Start the producer in the background: its first transaction fences the last run's
-        producer of this id (after the run's locks, so never a running one), and on a new broker
-        waits for the broker to create its transaction log (~1.5 s here), beside the stream's
-        start and the first batch's read instead of in that batch's route."""
-        if self.producer is None and self.opening is None:
-            starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"route-{self.route.name}")
-            self.opening = starter.submit(self._new_producer)
-            starter.shutdown(wait=False)
-
     def close(self) -> None:
-        opening, self.opening = self.opening, None
-        if opening is not None and opening.exception() is None:
-            self.producer = opening.result()
         if self.producer is not None:
             self.producer.close()
             self.producer = None
@@ -145,13 +130,9 @@ class KafkaRoute:
 
     def _producer(self) -> TransactionalProducer:
         if self.producer is None:
-            opening, self.opening = self.opening, None
-            self.producer = opening.result() if opening is not None else self._new_producer()
+            source = self.config.source
+            self.producer = TransactionalProducer(source.bootstrap_servers, source.options, self.transactional_id)
         return self.producer
-
-    def _new_producer(self) -> TransactionalProducer:
-        source = self.config.source
-        return TransactionalProducer(source.bootstrap_servers, source.options, self.transactional_id)
 
 
 def _partitions(batch: BatchContext) -> dict[tuple[str, int], int]:

@@ -17,11 +17,9 @@ import sys
 from decimal import Decimal
 
 import pytest
-from confluent_kafka import KafkaException
 
-from cdc_delta.batch.runner import BatchHandler
 from cdc_delta.config import load_config
-from cdc_delta.infra.kafka_io import TransactionalProducer, create_topics, produce, read_topic
+from cdc_delta.infra.kafka_io import create_topics, produce, read_topic
 from devtools.encode import EventWriter
 
 from ..conftest import REPO
@@ -140,26 +138,3 @@ def test_withdrawals_route_exactly_once_across_kill_9_and_a_lost_checkpoint(spar
     rows = table_rows(spark, load_config(path), "transactions")
     print(f"routes: {routed} withdrawals routed once over {len(records)} records, kills {dict(kills)}, "
           f"lost checkpoint resumed; read_uncommitted saw {uncommitted} messages; {len(rows)} rows")
-
-
-def test_a_run_opens_its_route_producer_before_the_first_batch(spark, broker, tmp_path):
-    """Once the run holds its locks, the route's producer starts in the background, before any
-    batch: it fences the producer a killed run left with a transaction open, whose messages a
-    read_committed consumer then never sees."""
-    route = {**WITHDRAWALS, "name": "early", "topic": "early-withdrawals"}
-    config = load_config(write_config(tmp_path, [{**TABLE, "routes": [route]}], bootstrap_servers=broker,
-                                      topics=["pg.bank.transactions"]))
-    handler = BatchHandler(spark, config)
-    handler.prepare()
-    sink = handler.sinks["transactions"][0]
-    killed = TransactionalProducer(broker, None, sink.transactional_id)
-    killed.producer.begin_transaction()
-    killed.producer.produce(route["topic"], key=b"k", value=b"left open by a killed run")
-    killed.producer.flush(10)
-    handler.open()
-    handler.close()      # waits for the producer the route opened, and closes it
-    with pytest.raises(KafkaException, match="(?i)fenced"):
-        killed.producer.commit_transaction(30)
-    assert read_topic(broker, route["topic"]) == []
-    assert len(read_topic(broker, route["topic"], "read_uncommitted")) == 1
-    killed.ledger.close()

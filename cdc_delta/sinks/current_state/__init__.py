@@ -75,9 +75,6 @@ class CurrentState:
         companions.ensure_companions(self.spark, self.where, columns_ddl({k: declared[k] for k in self.spec.keys}),
                                      self.spec.keys)
 
-    def open(self) -> None:
-        pass
-
     def close(self) -> None:
         pass
 

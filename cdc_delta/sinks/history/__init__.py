@@ -45,9 +45,6 @@ class History:
         self.log.prepare({k: declared[k] for k in self.spec.keys},
                          {c: t for c, t in declared.items() if c not in self.spec.keys})
 
-    def open(self) -> None:
-        pass
-
     def close(self) -> None:
         pass
 
