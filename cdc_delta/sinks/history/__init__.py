@@ -59,10 +59,10 @@ class History:
         self._evolve(view)
         rows = table.changes.filter(F.col(OP).isin(*ROW_OPS))
         with batch.report.phase("history"):
-            self.log.record(rows, view.keys, view.values, batch.app_id, batch.batch_id)
+            logged = self.log.record(rows, view.keys, view.values, batch.app_id, batch.batch_id)
             touched = None if truncated else Touched(rows.select(*[col(k) for k in view.keys]).distinct(),
                                                      view.keys, table.key_range())
-            computed = self._versions(view, touched)
+            computed = self._versions(view, touched, logged)
             if self._holds_no_versions():
                 figures.written_by = "appended"
                 figures.versions_written = append_versions(self.where, computed, batch.app_id, batch.batch_id)
@@ -87,11 +87,13 @@ class History:
         self.log.record_truncates(changes.filter(F.col(OP) == "t"), batch.app_id, batch.batch_id)
         return True
 
-    def _versions(self, view: TableView, touched: Touched | None) -> DataFrame:
-        """The versions of the touched keys (of every key when None), from the whole log."""
-        logged = self.log.read()
-        if touched is not None:
-            logged = touched.of(logged)
+    def _versions(self, view: TableView, touched: Touched | None, logged: DataFrame | None) -> DataFrame:
+        """The versions of the touched keys (of every key when None), from the whole log
+        (`logged`: the whole log, when the batch's changes are all it holds; else read)."""
+        if logged is None:
+            logged = self.log.read()
+            if touched is not None:
+                logged = touched.of(logged)
         events = logged
         if not self.log.holds_nothing(self.log.truncates):
             keys = logged.select(*[col(k) for k in view.keys]).distinct()

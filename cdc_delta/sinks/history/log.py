@@ -36,18 +36,22 @@ class ChangeLog:
         add_columns(self.spark, self.changes, {**{c: t.name for c, t in values.items()},
                                                **{unavailable(c): "boolean" for c in values}})
 
-    def record(self, rows: DataFrame, keys: list[str], values: list[str], app_id: str, batch_id: int) -> None:
+    def record(self, rows: DataFrame, keys: list[str], values: list[str], app_id: str, batch_id: int
+               ) -> DataFrame | None:
         """Append the batch's changes the log does not hold yet: one delivery per source
-        position (the first read), idempotent per batch."""
+        position (the first read), idempotent per batch. Returns what the log now holds when it
+        held nothing before (those changes: the log need not be read back), else None."""
         kept = [*keys, *values, *[unavailable(c) for c in values], OP, SEQ_COLUMN, TS_COLUMN]
         new = first_deliveries(rows.select(*[col(c) for c in kept]), keys)
-        if not self.holds_nothing(self.changes):
+        was_empty = self.holds_nothing(self.changes)
+        if not was_empty:
             at = source_position(F.col(SEQ_COLUMN)).alias("at")
             logged = self.read().select(*[col(k) for k in keys], at)
             same = all_of([F.col(f"n.{quote(k)}") == F.col(f"o.{quote(k)}") for k in keys]
                           + [F.col("n.at").eqNullSafe(F.col("o.at"))])
             new = new.select("*", at).alias("n").join(logged.alias("o"), same, "left_anti").drop("at")
         append_once(new, self.changes, f"{app_id}:history", batch_id, self.locked)
+        return new if was_empty else None
 
     def record_truncates(self, truncates: DataFrame, app_id: str, batch_id: int) -> None:
         """The batch's truncates the log does not hold yet."""
