@@ -189,3 +189,13 @@ def test_route_columns_must_be_written_and_names_unique():
     raw["tables"][0]["routes"] = [ROUTE, ROUTE]
     with pytest.raises(ConfigError, match="route names must be unique"):
         parse_config(raw)
+
+
+def test_the_kafka_reader_waits_briefly_for_a_fetch_unless_the_config_says_otherwise():
+    from cdc_delta.run.sources import kafka_options
+
+    kafka = {"kind": "kafka", "bootstrap_servers": "b:9092", "topics": ["t"]}
+    default = parse_config({**copy.deepcopy(BASE), "source": kafka})
+    chosen = parse_config({**copy.deepcopy(BASE), "source": {**kafka, "options": {"kafka.fetch.max.wait.ms": "200"}}})
+    assert kafka_options(default.source)["kafka.fetch.max.wait.ms"] == "10"
+    assert kafka_options(chosen.source)["kafka.fetch.max.wait.ms"] == "200"
