@@ -7,7 +7,8 @@ an optimisation (the full profile in run.py is too slow and too noisy for that).
 A variant is NAME=CHECKOUT[:KEY=VALUE,...]: a checkout of this repository (`git worktree add
 /tmp/wt-before HEAD~1`) to run cdc-delta from, and Spark settings for its run; a key that starts
 with `delta.` is a table property, set on the variant's copy of the seeded table before its run
-(`dv=.:delta.enableDeletionVectors=true`). The stream is produced once; each run starts from a
+(`dv=.:delta.enableDeletionVectors=true`), and one that starts with `kafka.` a setting of the
+pipeline's Kafka reader (`source.options`: `wait=.:kafka.fetch.max.wait.ms=10`). The stream is produced once; each run starts from a
 copy of the same seeded table, and the variants take turns so that drift of the machine touches
 them alike. Reported: the first (cold) batch, the mean of the other (warm) batches, and each
 variant's warm mean over the first variant's. `recipe=seed` runs the seed recipe
@@ -38,6 +39,7 @@ from .tables import pipeline_config, seeded
 
 RECIPE = Path("seed")   # the checkout of a variant that runs the seed recipe instead
 TABLE_PROPERTY = "delta."   # a variant's setting that is a property of its table, not of Spark
+READER_OPTION = "kafka."    # ... or of the pipeline's Kafka reader
 
 
 def variant(text: str) -> tuple[str, Path, dict[str, str]]:
@@ -72,7 +74,8 @@ def run_once(work: Path, seed: Path, topic: str, bootstrap: str, batch: int, che
                 raise SystemExit(f"setting {table_properties} failed; see {set_on.log}")
         config = pipeline_config(work, topic, bootstrap, batch)
         config["lake"] = str(work / "tables")
-        config["spark"] = {k: v for k, v in spark.items() if not k.startswith(TABLE_PROPERTY)}
+        config["spark"] = {k: v for k, v in spark.items() if not k.startswith((TABLE_PROPERTY, READER_OPTION))}
+        config["source"]["options"] = {k: v for k, v in spark.items() if k.startswith(READER_OPTION)}
         (work / "config.yaml").write_text(yaml.safe_dump(config))
         times = work / "metrics.jsonl"
         run = measured([sys.executable, "-m", "cdc_delta", "run", "--config", str(work / "config.yaml"),
