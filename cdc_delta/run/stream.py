@@ -21,7 +21,10 @@ from .writer_lock import lock_tables
 
 RECONNECT_PAUSES_S = (5, 10, 20, 40, 60)
 KAFKA_UNREACHABLE = ("Timed out waiting for a node assignment", "org.apache.kafka.common.errors.TimeoutException",
-                     "org.apache.kafka.common.errors.DisconnectException", "Connection refused")
+                     "org.apache.kafka.common.errors.DisconnectException", "Connection refused",
+                     # a subscribed topic just created (by a connector), whose partition the broker
+                     # does not host yet when the offsets of the next batch are asked
+                     "org.apache.kafka.common.errors.UnknownTopicOrPartitionException")
 
 
 def run_pipeline(spark: SparkSession, config: PipelineConfig, handler: BatchHandler,
@@ -116,7 +119,8 @@ def failure_cause(exc: Exception) -> str:
 
 
 def _kafka_unreachable(message: str) -> bool:
-    """A failure of the Kafka clients to reach the brokers (not of the data or of our code)."""
+    """A failure of the Kafka clients to reach the brokers, or a partition not hosted yet (not
+    of the data or of our code)."""
     return any(sign in message for sign in KAFKA_UNREACHABLE)
 
 

@@ -16,3 +16,13 @@ def test_failure_cause_drops_sparks_stream_failed_prefix():
 def test_failure_cause_keeps_other_messages_and_names_an_empty_one():
     assert failure_cause(ValueError("bad value\nmore")) == "bad value"
     assert failure_cause(ValueError("")) == "ValueError"
+
+
+def test_a_partition_not_hosted_yet_is_waited_out_like_an_unreachable_broker():
+    from cdc_delta.run.stream import _kafka_unreachable
+
+    new_topic = ("[STREAM_FAILED] Query [id = 1, runId = 2] terminated with exception: "
+                 "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host "
+                 "this topic-partition. SQLSTATE: XXKST")
+    assert _kafka_unreachable(new_topic)
+    assert not _kafka_unreachable("[CANNOT_PARSE_JSON_FIELD] Cannot parse the field name 'x'")
