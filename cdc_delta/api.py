@@ -99,8 +99,9 @@ class Pipeline:
               metrics_json: str | None = None, out: IO[str] | None = None,
               hooks: "Hooks | None" = None) -> "StreamingQuery":
         """Start the query and return it (`query.stop()`, `query.awaitTermination()`). The
-        locks are held until the query ends. Unlike `run`, a Kafka outage fails the query
-        (restart it, or use `run`), and signals are the caller's to handle."""
+        locks are held, and the routes' producers open, until the query ends. Unlike `run`, a
+        Kafka outage fails the query (restart it, or use `run`), and signals are the caller's
+        to handle."""
         from .run.checkpoint import check_and_record
         from .report import ProgressPrinter
         from .run.stream import release_when_done, start_query
@@ -116,6 +117,7 @@ class Pipeline:
             handler, start_config = self._handler(spark, printer, hooks)
             handler.prepare()
             locks.enter_context(lock_tables(self.config))
+            locks.callback(handler.close)   # first of all when the query ends: a route's producer
             query = start_query(spark, start_config, handler, as_trigger(trigger, config))
         except BaseException:
             locks.close()

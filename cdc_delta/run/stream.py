@@ -88,7 +88,7 @@ def start_query(spark: SparkSession, config: PipelineConfig, handler: BatchHandl
 
 
 def release_when_done(spark: SparkSession, query: StreamingQuery, held: ExitStack) -> None:
-    """Close `held` (the run's locks) when `query` ends, however it ends."""
+    """Close `held` (the run's handler, then its locks) when `query` ends, however it ends."""
 
     class Release(StreamingQueryListener):
         def onQueryStarted(self, event) -> None:

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
+import time
 from decimal import Decimal
 
 import pytest
@@ -83,3 +85,23 @@ def test_readme_notebook_example_runs_as_written_on_the_callers_session(spark, t
     assert [(r["order_id"], r["amount"], r["status"]) for r in orders] == [
         (1, Decimal("19.99"), "delivered"), (2, Decimal("245.00"), "shipped"), (3, Decimal("6.25"), "reordered"),
         (5, Decimal("-3.10"), "refund")]
+
+
+def test_a_started_query_closes_its_handler_when_it_ends(spark, tmp_path, monkeypatch):
+    """What the handler holds open (a route's Kafka producer) is let go when the query ends,
+    not when the process does."""
+    from cdc_delta.batch.runner import BatchHandler
+
+    shutil.copytree(REPO / "cdc_delta" / "samples", tmp_path / "samples")
+    config = yaml.safe_load((REPO / "configs" / "files-demo.yaml").read_text())
+    config.update(source={"kind": "files", "path": str(tmp_path / "samples")}, lake=str(tmp_path / "lake"),
+                  checkpoint=str(tmp_path / "ck"))
+    closed = []
+    monkeypatch.setattr(BatchHandler, "close", lambda handler: closed.append(handler.batches_done))
+    query = Pipeline.from_dict(config).start(spark, trigger="available-now", out=io.StringIO())
+    query.awaitTermination()
+    for _ in range(100):     # Spark tells its listeners after the query has ended
+        if closed:
+            break
+        time.sleep(0.1)
+    assert closed == [1]
