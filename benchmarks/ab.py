@@ -8,9 +8,9 @@ A variant is NAME=CHECKOUT[:KEY=VALUE,...]: a checkout of this repository (`git 
 /tmp/wt-before HEAD~1`) to run cdc-delta from, and Spark settings for its run; a key that starts
 with `delta.` is a table property, set on the variant's copy of the seeded table before its run
 (`dv=.:delta.enableDeletionVectors=true`), and one that starts with `kafka.` a setting of the
-pipeline's Kafka reader (`source.options`: `wait=.:kafka.fetch.max.wait.ms=10`). The stream is produced once; each run starts from a
-copy of the same seeded table, and the variants take turns so that drift of the machine touches
-them alike. Reported: the first (cold) batch, the mean of the other (warm) batches, and each
+pipeline's Kafka reader (`source.options`: `wait=.:kafka.fetch.max.wait.ms=10`). The stream is
+produced once; each run starts from a copy of the same seeded table, and the variants take turns
+so that drift of the machine touches them alike. Reported: the first (cold) batch, the mean of the other (warm) batches, and each
 variant's warm mean over the first variant's. `recipe=seed` runs the seed recipe
 (benchmarks/seed_recipe.py) as one of the variants. Each run's Spark event log gives its jobs,
 stages and driver seconds per batch, and its tables' logs its Delta commits per batch
