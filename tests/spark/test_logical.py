@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import random
 from decimal import Decimal
@@ -48,6 +49,25 @@ def test_precise_decimal_scale_from_schema_and_overflow(spark):
     assert decoded(spark, [decimal_b64(Decimal("-7.125"), 3)], "decimal(10,3)", "Decimal", 3) == [Decimal("-7.125")]
     # 12345.678 does not fit decimal(5,3): null, which the caller quarantines
     assert decoded(spark, [decimal_b64(Decimal("12345.678"), 3), "not base64!"], "decimal(5,3)", "Decimal", 3) == [None, None]
+
+
+def test_precise_decimals_of_every_scale_a_long_holds(spark):
+    """Columns of up to 18 digits decode by arithmetic: at each scale, the byte edges and
+    values with more scale than the column (exact or null, never rounded)."""
+    for scale in range(0, 19):
+        unscaled = [0, 1, -1, 127, -128, 32767, -32769, 10 ** 17 + 1, -(10 ** 18 - 1)]
+        values = [Decimal(f"{u}E-{scale}") for u in unscaled]
+        assert decoded(spark, [decimal_b64(v, scale) for v in values], f"decimal(18,{scale})", "Decimal",
+                       scale) == values, scale
+    more_scale = [decimal_b64(Decimal(v), 3) for v in ("-7.120", "7.125", "123.000", "0.001")]
+    assert decoded(spark, more_scale, "decimal(10,2)", "Decimal", 3) == [Decimal("-7.12"), None, Decimal("123.00"), None]
+
+
+def test_precise_decimal_of_more_bytes_than_a_long_is_null(spark):
+    """Nine bytes (a value sign-extended past 8, or one of over 19 digits) into a column of
+    up to 18 digits: null, which the caller quarantines, and the batch runs on."""
+    nine = [base64.b64encode(v.to_bytes(9, "big", signed=True)).decode() for v in (5, -5, 2 ** 70)]
+    assert decoded(spark, nine, "decimal(18,2)", "Decimal", 2) == [None, None, None]
 
 
 def test_variable_scale_and_number_decimals(spark):
