@@ -5,8 +5,9 @@ turns, the first round (cold) left out.
     python -m benchmarks.decode_stages [--records 50000] [--rounds 3] [--wrapped]
 
 Stages: the envelope without and with its error column (the strict JSON checks parse each
-value again), the envelope routed to its table, and the table's changes (typed columns, order,
-reason) with the key alone, the key and one more column each, and every column. The step from
+value again), the envelope routed to its table, that and the batch's origins aggregated from it
+(batch/facts.py), and the table's changes (typed columns, order, reason) with the key alone,
+the key and one more column each, and every column. The step from
 one line to the next is what that part of the decode costs. Beside each stage, the largest
 method Spark generated for it: HotSpot does not compile a method over 8,000 bytes of bytecode
 (-XX:-DontCompileHugeMethods lifts that), and such a method runs in the JVM's interpreter.
@@ -23,7 +24,7 @@ from typing import Iterator
 
 from pyspark.sql import DataFrame
 
-from cdc_delta.batch.facts import read_origins
+from cdc_delta.batch.facts import origins_query, read_origins
 from cdc_delta.debezium.envelope import parse_envelopes
 from cdc_delta.frame import ERROR
 from cdc_delta.infra.session import get_spark
@@ -77,6 +78,7 @@ def stages(raw: DataFrame, routed: DataFrame, view: TableView, max_value_bytes: 
     yield "envelope, no error column", envelope.drop(ERROR)
     yield "envelope", envelope
     yield "envelope routed", routed
+    yield "envelope routed + origins", origins_query(routed)
     key = view.keys
     yield "changes: key", table_changes(routed, only(view, key))
     for column in view.values:
