@@ -21,8 +21,8 @@ ORIGIN_KEYS = (TOPIC, PARTITION, ORIGIN, TABLE, SCHEMA_ID)
 def read_origins(decoded: DataFrame) -> list[Row]:
     """Per topic-partition or file, table and event schema: the records, Kafka tombstones,
     last offset and envelope errors; for applicable events, the schema text and the image's
-    column names (few distinct sets per batch), and a set of names that differ only by case.
-    One job (`origins_query`), whose few rows the driver merges."""
+    column names (few distinct sets per batch). One job (`origins_query`), whose few rows the
+    driver merges."""
     return merge_origins(origins_query(decoded).collect())
 
 
@@ -62,12 +62,10 @@ def _merge_origin(into: dict, r: Row) -> None:
 
 def _origin_row(m: dict) -> Row:
     """schema_keys: every name of the applicable events' images (None when none applies);
-    clash: one image's names, two of which are one column when case is ignored."""
+    images: each distinct image's names, sorted (the driver looks for a case clash in them)."""
     images = m.pop("images", None)
     keys = None if images is None else sorted({n for names in images for n in names})
-    clash = next((list(names) for names in sorted(images or ())
-                  if len({n.lower() for n in names}) < len(names)), None)
-    return Row(**m, schema_keys=keys, clash=clash)
+    return Row(**m, schema_keys=keys, images=sorted(list(i) for i in images or ()))
 
 
 def count_origins(origins: list[Row], report: BatchReport) -> int:

@@ -41,12 +41,15 @@ class FieldNames:
                 out[c] = tuple(names)
         return out
 
-    def refuse_clashes(self, table: str, images: list[list[str]]) -> None:
-        """One image with two fields that are one column under the case rule can not be read."""
-        if self.case_sensitive or not images:
+    def refuse_clashes(self, table: str, images: Iterable[Iterable[str]]) -> None:
+        """One image with two fields that are one column under the case rule can not be read
+        (`images`: the field names of each distinct image)."""
+        if self.case_sensitive:
             return
-        names = images[0]
-        groups: dict[str, list[str]] = {}
-        for n in names:
-            groups.setdefault(self.fold(n), []).append(n)
-        raise ColumnNameClash(table, next(g for g in groups.values() if len(g) > 1))
+        for names in images:
+            groups: dict[str, list[str]] = {}
+            for n in names:
+                groups.setdefault(self.fold(n), []).append(n)
+            clash = next((g for g in groups.values() if len(g) > 1), None)
+            if clash:
+                raise ColumnNameClash(table, clash)

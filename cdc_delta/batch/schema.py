@@ -30,7 +30,7 @@ class TableSchemas:
         a schema. Tables' views are independent of each other: they may be built side by side."""
         seen = [r for r in origins if r[TABLE] == spec.name and r["schema_keys"] is not None]
         where, names = self.targets[spec.name], self.names
-        names.refuse_clashes(spec.name, [r["clash"] for r in seen if r["clash"]])
+        names.refuse_clashes(spec.name, [image for r in seen for image in r["images"]])
         existing = table_columns(self.spark, where)
         columns = {c: s.sql_type for c, s in spec.column_specs.items()}
         if spec.schema_change == "evolve" and not spec.column_list:

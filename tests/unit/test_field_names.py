@@ -24,8 +24,9 @@ def test_case_sensitive_keeps_names_apart():
 
 
 def test_a_clash_in_one_event_names_table_and_fields():
+    FieldNames().refuse_clashes("items", [["ID", "v"], ["id", "v"]])   # two events, one spelling each
     with pytest.raises(ColumnNameClash) as info:
-        FieldNames().refuse_clashes("items", [["NOTE", "id", "note"]])
+        FieldNames().refuse_clashes("items", [["Id", "v"], ["NOTE", "id", "note"]])
     assert (info.value.table, info.value.fields_seen, info.value.exit_code) == ("items", ["NOTE", "note"], 3)
     assert "\n" not in str(info.value) and "spark.sql.caseSensitive" in str(info.value)
 

@@ -19,19 +19,19 @@ def test_rows_of_one_origin_merge_into_one():
     merged = {r[ORIGIN_KEYS[1]]: r for r in merge_origins(rows) if r[ORIGIN_KEYS[3]]}
     first = merged[0]
     assert (first["n"], first["tomb"], first["last"], first["bad"], first["schema"]) == (7, 1, 41, 0, "s")
-    assert first["schema_keys"] == ["a", "b", "id"] and first["clash"] is None
+    assert first["schema_keys"] == ["a", "b", "id"] and first["images"] == [["a", "id"], ["b", "id"]]
     assert merged[1]["schema_keys"] == ["id"]
     unrouted = [r for r in merge_origins(rows) if r[ORIGIN_KEYS[3]] is None]
     assert [(r["n"], r["bad"], r["schema_keys"]) for r in unrouted] == [(3, 3, None)]
 
 
-def test_an_image_with_names_that_differ_only_by_case_is_the_clash():
-    rows = [origin(0, ["ID", "id", "v"], 1, 1), origin(0, ["Id", "v"], 1, 2)]
+def test_each_distinct_image_is_kept_once_for_the_clash_check():
+    rows = [origin(0, ["ID", "id", "v"], 1, 1), origin(0, ["Id", "v"], 1, 2), origin(0, ["Id", "v"], 4, 3)]
     (merged,) = merge_origins(rows)
-    assert merged["clash"] == ["ID", "id", "v"]
+    assert merged["images"] == [["ID", "id", "v"], ["Id", "v"]]
     assert merged["schema_keys"] == ["ID", "Id", "id", "v"]
 
 
 def test_applicable_events_without_an_image_give_no_names_but_not_none():
     (merged,) = merge_origins([origin(0, None, 2, 5)])
-    assert merged["schema_keys"] == [] and merged["clash"] is None
+    assert merged["schema_keys"] == [] and merged["images"] == [[]]
