@@ -7,10 +7,10 @@ turns, the first round (cold) left out.
 Stages: the envelope without and with its error column (the strict JSON checks parse each
 value again), the envelope routed to its table, that and the batch's origins aggregated from it
 (batch/facts.py), and the table's changes (typed columns, order, reason) with the key alone,
-the key and one more column each, and every column. The step from
-one line to the next is what that part of the decode costs. Beside each stage, the largest
-method Spark generated for it: HotSpot does not compile a method over 8,000 bytes of bytecode
-(-XX:-DontCompileHugeMethods lifts that), and such a method runs in the JVM's interpreter.
+the key and one more column each, and every column. The step from one line to the next is
+what that part of the decode costs. Beside each stage, the largest method Spark generated for
+it: HotSpot does not compile a method over 8,000 bytes of bytecode (-XX:-DontCompileHugeMethods
+lifts that), and such a method runs in the JVM's interpreter.
 """
 
 from __future__ import annotations
