@@ -52,8 +52,8 @@ def test_precise_decimal_scale_from_schema_and_overflow(spark):
 
 
 def test_precise_decimals_of_every_scale_a_long_holds(spark):
-    """Columns of up to 18 digits decode by arithmetic: at each scale, the byte edges and
-    values with more scale than the column (exact or null, never rounded)."""
+    """Columns of up to 18 digits (at most 8 bytes): at each scale, the byte edges and values
+    with more scale than the column (exact or null, never rounded)."""
     for scale in range(0, 19):
         unscaled = [0, 1, -1, 127, -128, 32767, -32769, 10 ** 17 + 1, -(10 ** 18 - 1)]
         values = [Decimal(f"{u}E-{scale}") for u in unscaled]
