@@ -1,7 +1,7 @@
 """One batch's MERGE in isolation, in variants of the plan and the table: where the MERGE's own
 seconds go, without the rest of the batch competing for the cores.
 
-    python -m benchmarks.merge_variants [--rows 1000000] [--rounds 3]
+    python -m benchmarks.merge_variants [--rows 1000000] [--rounds 3] [--batch 10000]
 
 Runs the benchmark stream's first batches through the batch handler in one process (no broker),
 captures the MERGE source of the last one, then runs each variant's MERGE of that source into a
@@ -44,7 +44,7 @@ from cdc_delta.sinks.current_state.plan import MergePlan
 from .in_process import handler_on_copy, raw_records
 from .stream import TABLE, Stream
 
-BATCHES, BATCH = 3, 10_000
+BATCHES = 3
 BESIDE = {"tombstones", "count"}   # what a batch runs beside its MERGE
 DELETION_VECTORS = {"delta.enableDeletionVectors": "true"}
 
@@ -53,11 +53,12 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--batch", type=int, default=10_000, help="events per batch")
     ap.add_argument("--only", default="", help="the variants to run, by name, comma-separated (default: all)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/cdc-delta-merge-variants"))
     args = ap.parse_args(argv)
     spark = get_spark("cdc-delta-merge-variants")
-    source, plan, before, call = capture_last_merge(spark, args.work, args.rows)
+    source, plan, before, call = capture_last_merge(spark, args.work, args.rows, args.batch)
     with_dv = before.with_name("before-dv")
     shutil.rmtree(with_dv, ignore_errors=True)
     shutil.copytree(before, with_dv)
@@ -88,13 +89,13 @@ def main(argv: list[str] | None = None) -> None:
     spark.stop()
 
 
-def capture_last_merge(spark: SparkSession, work: Path, rows: int
+def capture_last_merge(spark: SparkSession, work: Path, rows: int, batch: int = 10_000
                        ) -> tuple[DataFrame, MergePlan, Path, dict[str, Any]]:
     """The benchmark stream's batches through the handler; the last MERGE's source (saved as
     Parquet), its plan, a copy of the table (and its companions) as it was before that MERGE,
     and the arguments the table's sink gave merge_changes."""
     handler, run = handler_on_copy(spark, work, rows)
-    events = [value for _, value in Stream(rows).events(BATCHES * BATCH)]
+    events = [value for _, value in Stream(rows).events(BATCHES * batch)]
     captured: dict[str, Any] = {}
     real, real_changes = merge_step._run_merge, current_state.merge_changes
     before = work / "before"
@@ -113,7 +114,7 @@ def capture_last_merge(spark: SparkSession, work: Path, rows: int
     for i in range(BATCHES):
         if i == BATCHES - 1:
             merge_step._run_merge, current_state.merge_changes = capture, capture_call
-        handler.process(raw_records(spark, events[i * BATCH:(i + 1) * BATCH], i * BATCH), i)
+        handler.process(raw_records(spark, events[i * batch:(i + 1) * batch], i * batch), i)
     merge_step._run_merge, current_state.merge_changes = real, real_changes
     source = spark.read.parquet(str(work / "source")).persist()
     source.count()
