@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     spark.stop()
 
 
-def capture_last_merge(spark: SparkSession, work: Path, rows: int, batch: int = 10_000
+def capture_last_merge(spark: SparkSession, work: Path, rows: int, batch: int
                        ) -> tuple[DataFrame, MergePlan, Path, dict[str, Any]]:
     """The benchmark stream's batches through the handler; the last MERGE's source (saved as
     Parquet), its plan, a copy of the table (and its companions) as it was before that MERGE,
