@@ -1,4 +1,4 @@
-"""Whether a batch's Spark expressions run compiled or interpreted.
+"""Whether a batch's Spark expressions run compiled or interpreted (and its queries adaptively).
 
 Spark compiles each new plan's expressions to Java classes before it runs them, and a batch
 has some 100 plans (decode, reduce, guard, Delta's MERGE and log queries). A JVM compiles them
@@ -27,9 +27,13 @@ from ..lake.tables import DeltaLocation
 INTERPRET_BELOW = "spark.cdcdelta.interpretBelowRecords"
 SMALL_TABLES_BYTES = 4 * 1024 * 1024
 # Spark's switches: expression classes (an internal setting: its interpreted path is the
-# reference its compiled one is tested against) and whole-stage code
+# reference its compiled one is tested against) and whole-stage code; and adaptive execution,
+# which runs each stage of a query as a job of its own and plans the rest again after it: for
+# so few records, time and no better plan (200-event batches into a 10k-row table: 29 -> 20 jobs,
+# 0.88x the seconds, benchmarks/ab.py; a 1M-row table's MERGE needs it, to join by hash)
 FACTORY_MODE, WHOLE_STAGE = "spark.sql.codegen.factoryMode", "spark.sql.codegen.wholeStage"
-INTERPRETED = {FACTORY_MODE: "NO_CODEGEN", WHOLE_STAGE: "false"}
+ADAPTIVE = "spark.sql.adaptive.enabled"
+INTERPRETED = {FACTORY_MODE: "NO_CODEGEN", WHOLE_STAGE: "false", ADAPTIVE: "false"}
 
 
 class Codegen:
@@ -42,7 +46,7 @@ class Codegen:
         if self.below:    # (a Spark Connect session, which has no sparkContext, does not set it)
             started = spark.sparkContext.getConf()   # the session's own settings, before any batch
             self.compiled = {FACTORY_MODE: started.get(FACTORY_MODE, "FALLBACK"),
-                             WHOLE_STAGE: started.get(WHOLE_STAGE, "true")}
+                             WHOLE_STAGE: started.get(WHOLE_STAGE, "true"), ADAPTIVE: started.get(ADAPTIVE, "true")}
             self._use(interpreted=True)
 
     def fit(self, records: int, batch_session: SparkSession) -> None:

@@ -1,11 +1,12 @@
-"""A batch's expressions run interpreted below a number of records into small tables, compiled
-otherwise; a session that does not ask for it is left as it is."""
+"""A batch's expressions run interpreted (and its queries not adaptively) below a number of
+records into small tables, compiled otherwise; a session that does not ask for it is left as it is."""
 
 from __future__ import annotations
 
 import pytest
 
-from cdc_delta.batch.codegen import FACTORY_MODE, INTERPRET_BELOW, SMALL_TABLES_BYTES, WHOLE_STAGE, Codegen
+from cdc_delta.batch.codegen import (ADAPTIVE, FACTORY_MODE, INTERPRET_BELOW, SMALL_TABLES_BYTES, WHOLE_STAGE,
+                                     Codegen)
 from cdc_delta.errors import ConfigError
 from cdc_delta.lake.tables import DeltaLocation
 
@@ -14,14 +15,14 @@ pytestmark = pytest.mark.spark
 
 @pytest.fixture
 def setting(spark):
-    before = {k: spark.conf.get(k) for k in (INTERPRET_BELOW, FACTORY_MODE, WHOLE_STAGE)}
+    before = {k: spark.conf.get(k) for k in (INTERPRET_BELOW, FACTORY_MODE, WHOLE_STAGE, ADAPTIVE)}
     yield lambda value: spark.conf.set(INTERPRET_BELOW, value)
     for key, value in before.items():
         spark.conf.set(key, value)
 
 
-def modes(spark) -> tuple[str, str]:
-    return spark.conf.get(FACTORY_MODE), spark.conf.get(WHOLE_STAGE)
+def modes(spark) -> tuple[str, str, str]:
+    return spark.conf.get(FACTORY_MODE), spark.conf.get(WHOLE_STAGE), spark.conf.get(ADAPTIVE)
 
 
 def table_of(spark, folder, rows: int) -> DeltaLocation:
@@ -34,15 +35,15 @@ def test_small_batches_into_small_tables_interpreted_others_compiled(spark, sett
     tables = [table_of(spark, tmp_path / "a", 10)]
     stream = spark.newSession()     # a stream's batches come in a copy of the session
     codegen = Codegen(spark, lambda: tables)
-    assert modes(spark) == ("NO_CODEGEN", "false")      # before the first batch is counted
+    assert modes(spark) == ("NO_CODEGEN", "false", "false")      # before the first batch is counted
     codegen.fit(100, stream)
-    assert modes(spark) == modes(stream) == ("FALLBACK", "true") and not codegen.interpreted
+    assert modes(spark) == modes(stream) == ("FALLBACK", "true", "true") and not codegen.interpreted
     codegen.fit(99, stream)
-    assert modes(spark) == modes(stream) == ("NO_CODEGEN", "false") and codegen.interpreted
+    assert modes(spark) == modes(stream) == ("NO_CODEGEN", "false", "false") and codegen.interpreted
     tables.append(table_of(spark, tmp_path / "b", 200_000))
     assert sum(f.stat().st_size for f in (tmp_path / "b").rglob("*.parquet")) >= SMALL_TABLES_BYTES
     codegen.fit(99, stream)
-    assert modes(spark) == modes(stream) == ("FALLBACK", "true") and not codegen.interpreted
+    assert modes(spark) == modes(stream) == ("FALLBACK", "true", "true") and not codegen.interpreted
     tables[1] = DeltaLocation(path=str(tmp_path / "not-created-yet"))
     codegen.fit(99, stream)
     assert codegen.interpreted
@@ -56,17 +57,18 @@ def test_a_stream_started_before_the_switch_is_switched_too(spark, setting, tmp_
     codegen = Codegen(spark, lambda: [])
     stream = spark.newSession()     # its settings: those it was copied with, not interpreted
     codegen.fit(10, stream)
-    assert modes(stream) == ("NO_CODEGEN", "false")
+    assert modes(stream) == ("NO_CODEGEN", "false", "false")
 
 
 def test_a_session_without_the_setting_is_left_as_it_is(spark, setting):
     setting("0")
     spark.conf.set(FACTORY_MODE, "FALLBACK")
     spark.conf.set(WHOLE_STAGE, "false")
+    spark.conf.set(ADAPTIVE, "true")
     codegen = Codegen(spark, lambda: [])
     codegen.fit(5, spark)
     codegen.fit(50_000, spark)
-    assert modes(spark) == ("FALLBACK", "false") and codegen.interpreted is None
+    assert modes(spark) == ("FALLBACK", "false", "true") and codegen.interpreted is None
 
 
 @pytest.mark.parametrize("value", ["-1", "many"])
