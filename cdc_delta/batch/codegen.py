@@ -30,7 +30,8 @@ SMALL_TABLES_BYTES = 4 * 1024 * 1024
 # reference its compiled one is tested against) and whole-stage code; and adaptive execution,
 # which runs each stage of a query as a job of its own and plans the rest again after it: for
 # so few records, time and no better plan (200-event batches into a 10k-row table: 29 -> 20 jobs,
-# 0.88x the seconds, benchmarks/ab.py; a 1M-row table's MERGE needs it, to join by hash)
+# 0.88x the seconds, benchmarks/ab.py). Larger batches keep it: off for every batch, 10k-event
+# batches took 1.11x the seconds, and 1k-event ones into 1M rows twice the garbage collection
 FACTORY_MODE, WHOLE_STAGE = "spark.sql.codegen.factoryMode", "spark.sql.codegen.wholeStage"
 ADAPTIVE = "spark.sql.adaptive.enabled"
 INTERPRETED = {FACTORY_MODE: "NO_CODEGEN", WHOLE_STAGE: "false", ADAPTIVE: "false"}
@@ -46,7 +47,8 @@ class Codegen:
         if self.below:    # (a Spark Connect session, which has no sparkContext, does not set it)
             started = spark.sparkContext.getConf()   # the session's own settings, before any batch
             self.compiled = {FACTORY_MODE: started.get(FACTORY_MODE, "FALLBACK"),
-                             WHOLE_STAGE: started.get(WHOLE_STAGE, "true"), ADAPTIVE: started.get(ADAPTIVE, "true")}
+                             WHOLE_STAGE: started.get(WHOLE_STAGE, "true"),
+                             ADAPTIVE: started.get(ADAPTIVE, "true")}
             self._use(interpreted=True)
 
     def fit(self, records: int, batch_session: SparkSession) -> None:

@@ -64,11 +64,11 @@ def test_a_session_without_the_setting_is_left_as_it_is(spark, setting):
     setting("0")
     spark.conf.set(FACTORY_MODE, "FALLBACK")
     spark.conf.set(WHOLE_STAGE, "false")
-    spark.conf.set(ADAPTIVE, "true")
+    spark.conf.set(ADAPTIVE, "false")
     codegen = Codegen(spark, lambda: [])
     codegen.fit(5, spark)
     codegen.fit(50_000, spark)
-    assert modes(spark) == ("FALLBACK", "false", "true") and codegen.interpreted is None
+    assert modes(spark) == ("FALLBACK", "false", "false") and codegen.interpreted is None
 
 
 @pytest.mark.parametrize("value", ["-1", "many"])
