@@ -5,8 +5,9 @@ Raw input (what every source gives a batch, one row per Kafka record):
     value, topic, partition, offset, origin (a file, for files), kafka_ts; optional old_key,
     the text of Debezium's `__debezium.oldkey` header (on the create after a key change)
 Decoded records (steps/decode.py): the origin columns, the envelope, the table it routes to.
-A table's changes (steps/changes.py): origin columns, the key and value columns by their own
-names, a flag per value column still a TOAST placeholder, op, position, source time, error.
+A table's changes (steps/changes.py): origin columns (the raw value only where something reads
+it: a bad change, a route of whole events), the key and value columns by their own names, a
+flag per value column still a TOAST placeholder, op, position, source time, error.
 Stored with each row of a table: SEQ_COLUMN (the position, SEQ_TYPE) and TS_COLUMN.
 
 Every name cdc-delta adds begins with PREFIX; user columns never do. A step's own working
