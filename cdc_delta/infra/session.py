@@ -45,6 +45,12 @@ LOCAL_DEFAULTS = {
     # compiles: past this size Spark generates code per operator instead, in smaller methods
     # (Spark's own advice on HotSpot; 100k-event snapshot batches 7.88 s -> 6.89 s, benchmarks/ab.py)
     "spark.sql.codegen.hugeMethodLimit": "8000",
+    # Spark sizes its memory pages from the heap (64 MB with this one), and every hash
+    # aggregate and broadcast hash join takes at least one page however few its rows: a batch's
+    # small aggregates and broadcasts filled the heap with 64 MB arrays, and a broadcast's stays
+    # until Spark cleans it up (10k-event batches into 100k rows: their tasks' garbage
+    # collection 1.4 -> 0.3 s, 0.80x the seconds per batch, benchmarks/ab.py; README)
+    "spark.buffer.pageSize": "2m",
     # batches of fewer records run Spark's expressions interpreted, not compiled (batch/codegen.py)
     "spark.cdcdelta.interpretBelowRecords": "1000",
 }
