@@ -96,6 +96,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--profile", choices=PROFILES, default="uniform",
                     help="which keys the updates and deletes go to, or an initial snapshot (benchmarks/stream.py)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/cdc-delta-ab"))
+    ap.add_argument("--settled", type=int, default=0, metavar="K",
+                    help="also report the mean of each run's last K batches: the JVM's compiler still works through "
+                         "the first dozen warm batches, so a long stream's last batches show the settled cost")
     ap.add_argument("variants", nargs="+", type=variant)
     args = ap.parse_args(argv)
     port = int(os.environ.get("BENCH_KAFKA_PORT", "19992"))
@@ -103,21 +106,25 @@ def main(argv: list[str] | None = None) -> None:
     seed = seeded(args.work, args.rows)
     kafka("start", port)
     try:
-        warm = compare(args, bootstrap, seed)
+        warm, settled = compare(args, bootstrap, seed)
     finally:
         kafka("stop", port)
-    means = {name: sum(runs) / len(runs) for name, runs in warm.items()}
     first = args.variants[0][0]
-    for name, mean in means.items():
-        print(f"{name:10} warm mean {mean:.2f} s ({mean / means[first]:.2f}x {first})")
+    for label, runs in (("warm", warm), (f"last {args.settled}", settled)):
+        means = {name: sum(r) / len(r) for name, r in runs.items() if r}
+        for name, mean in means.items():
+            print(f"{name:10} {label} mean {mean:.2f} s ({mean / means[first]:.2f}x {first})")
 
 
-def compare(args: argparse.Namespace, bootstrap: str, seed: Path) -> dict[str, list[float]]:
-    """Produce the stream once, then run the variants in turns; each one's warm means."""
+def compare(args: argparse.Namespace, bootstrap: str,
+            seed: Path) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Produce the stream once, then run the variants in turns; each one's warm means, and the
+    means of its last `--settled` batches (none when not asked)."""
     topic = f"ab.{args.profile}.{args.rows}.{args.events}.{int(time.time())}"
     create_topics(bootstrap, {topic: PARTITIONS})
     produce(bootstrap, topic, Stream(args.rows, profile=args.profile).events(args.events))
     warm: dict[str, list[float]] = {name: [] for name, _, _ in args.variants}
+    settled: dict[str, list[float]] = {name: [] for name, _, _ in args.variants}
     for rep in range(args.reps):
         for name, checkout, spark in args.variants:
             run, batches, acc = run_once(args.work / f"{name}-{rep}", seed, topic, bootstrap, args.batch, checkout,
@@ -125,14 +132,18 @@ def compare(args: argparse.Namespace, bootstrap: str, seed: Path) -> dict[str, l
             seconds = [b["seconds"] for b in batches]
             rest = seconds[1:] or seconds
             warm[name].append(sum(rest) / len(rest))
+            last = rest[-args.settled:] if args.settled else []
+            if last:
+                settled[name].append(sum(last) / len(last))
             print(f"{name:10} run {rep}: wall {run.seconds:6.1f} s, peak {run.peak_rss_mb:.0f} MB, "
-                  f"{len(batches)} batches, first {seconds[0]:.2f} s, warm mean {warm[name][-1]:.2f} s; per warm batch "
+                  f"{len(batches)} batches, first {seconds[0]:.2f} s, warm mean {warm[name][-1]:.2f} s"
+                  f"{f', last {len(last)} {settled[name][-1]:.2f} s' if last else ''}; per warm batch "
                   f"{acc.jobs_per_batch:.1f} jobs, {acc.stages_per_batch:.1f} stages, {acc.tasks_per_batch:.0f} tasks, "
                   f"jobs running {acc.job_seconds_per_batch:.2f} s, driver alone {acc.driver_seconds_per_batch:.2f} s, "
                   f"task time {acc.task_seconds_per_batch:.2f} s (cpu {acc.task_cpu_seconds_per_batch:.2f} s, "
                   f"gc {acc.task_gc_seconds_per_batch:.2f} s), "
                   f"{acc.delta_commits_per_batch:.1f} Delta commits", flush=True)
-    return warm
+    return warm, settled
 
 
 if __name__ == "__main__":
