@@ -10,8 +10,9 @@ with `delta.` is a table property, set on the variant's copy of the seeded table
 (`dv=.:delta.enableDeletionVectors=true`), and one that starts with `kafka.` a setting of the
 pipeline's Kafka reader (`source.options`: `wait=.:kafka.fetch.max.wait.ms=10`). The stream is
 produced once; each run starts from a copy of the same seeded table, and the variants take turns
-so that drift of the machine touches them alike. Reported: the first (cold) batch, the mean of the other (warm) batches, and each
-variant's warm mean over the first variant's. `recipe=seed` runs the seed recipe
+so that drift of the machine touches them alike. Reported: the first (cold) batch, the mean of
+the other (warm) batches, and each variant's warm mean over the first variant's; with
+`--settled K`, the same of each run's last K batches too. `recipe=seed` runs the seed recipe
 (benchmarks/seed_recipe.py) as one of the variants. Each run's Spark event log gives its jobs,
 stages and driver seconds per batch, and its tables' logs its Delta commits per batch
 (benchmarks/event_log.py).
@@ -98,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/cdc-delta-ab"))
     ap.add_argument("--settled", type=int, default=0, metavar="K",
                     help="also report the mean of each run's last K batches: the JVM's compiler still works through "
-                         "the first dozen warm batches, so a long stream's last batches show the settled cost")
+                         "the first twenty or so warm batches, so a long stream's last batches show the settled cost")
     ap.add_argument("variants", nargs="+", type=variant)
     args = ap.parse_args(argv)
     port = int(os.environ.get("BENCH_KAFKA_PORT", "19992"))
