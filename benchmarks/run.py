@@ -1,8 +1,8 @@
 """The benchmark: cdc-delta against the seed recipe and a delta-rs merge loop, on the same
 Debezium stream in the same command, then sweeps and freshness (freshness.py); results under --out.
 
-    python -m benchmarks.run --profile standard        # about 90 min here
-    python -m benchmarks.run --profile targets --out benchmarks/results/targets   # about 45 min
+    python -m benchmarks.run --profile standard        # about 35 min here
+    python -m benchmarks.run --profile targets --out benchmarks/results/targets   # about 15 min
     python -m benchmarks.run --profile smoke --out /tmp/bench    # about 10 min: harness check
 
 Starts its own local broker (scripts/kafka.sh on BENCH_KAFKA_PORT, default 19992) and stops it.
@@ -64,7 +64,7 @@ PROFILES = {
     "standard": {"base": Scenario(100_000, 100_000, 10_000), "batch": [100_000], "rows": [1_000_000],
                  "wrapped": [True], "points": [SMALL_BATCHES], "targets": TARGET_SCENARIOS,
                  "freshness": FRESHNESS},
-    # the target scenarios alone (about 45 min here)
+    # the target scenarios alone (about 15 min here)
     "targets": {"base": Scenario(100_000, 30_000, 10_000), "batch": [], "rows": [], "wrapped": [],
                 "targets": TARGET_SCENARIOS, "phases": False, "freshness": None},
     "full": {"base": Scenario(1_000_000, 1_000_000, 100_000), "batch": [10_000, 1_000_000],
