@@ -4,9 +4,11 @@ position type. No pyspark here: the config checks and unit tests import it witho
 Raw input (what every source gives a batch, one row per Kafka record):
     value, topic, partition, offset, origin (a file, for files), kafka_ts; optional old_key,
     the text of Debezium's `__debezium.oldkey` header (on the create after a key change)
-Decoded records (steps/decode.py): the origin columns, the envelope, the table it routes to.
-A table's changes (steps/changes.py): origin columns (the raw value only where something reads
-it: a bad change, a route of whole events), the key and value columns by their own names, a
+Decoded records (steps/decode.py): the origin columns (the raw value only where something reads
+it: a record bad as an envelope, a table with a route of whole events; elsewhere the value's hash,
+by which the quarantine reads it again), the envelope, the table it routes to.
+A table's changes (steps/changes.py): origin columns (the raw value as in the decoded records;
+the hash where the change is bad), the key and value columns by their own names, a
 flag per value column still a TOAST placeholder, op, position, source time, error.
 Stored with each row of a table: SEQ_COLUMN (the position, SEQ_TYPE) and TS_COLUMN.
 
@@ -24,6 +26,9 @@ RAW_OLD_KEY = "old_key"
 
 # carried from the record to the change (and into the quarantine)
 VALUE, TOPIC, PARTITION, OFFSET, ORIGIN, KAFKA_TS = ORIGIN_COLUMNS = tuple(f"{PREFIX}{c}" for c in RAW_COLUMNS)
+
+# the raw value's hash: with the origin columns, the key that finds the value again (quarantine.py)
+VALUE_HASH = f"{PREFIX}value_hash"
 
 # the envelope (debezium/envelope.py)
 IS_TOMBSTONE = f"{PREFIX}is_tombstone"      # a Kafka tombstone (null value)

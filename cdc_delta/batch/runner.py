@@ -119,10 +119,11 @@ class BatchHandler:
                 read = self._read(decoded, report, changes)
                 if read is None:
                     return report, None
-                views, facts = read
+                views, facts, bad_changes = read
                 bad = None   # persisting plans the query: only when there is something to keep
                 if report.quarantined:
-                    bad = rows_of(decoded, changes, self.config.pipeline, batch_id).persist()
+                    values = raw if bad_changes else None   # their raw values are read again
+                    bad = rows_of(decoded, changes, self.config.pipeline, batch_id, values).persist()
             with commit_metadata([self.spark, raw.sparkSession], batch.metadata):
                 if quarantine and bad is not None:
                     with self.hooks.during("quarantine"), report.phase("quarantine"):
@@ -136,10 +137,10 @@ class BatchHandler:
                 df.unpersist()
 
     def _read(self, decoded: DataFrame, report: BatchReport, changes: dict[str, DataFrame]
-              ) -> tuple[dict[str, TableView], dict[str, dict[str, Row]]] | None:
+              ) -> tuple[dict[str, TableView], dict[str, dict[str, Row]], int] | None:
         """The batch's origins, each table's view and changes (persisted into `changes`, for the
-        caller to unpersist) and their facts; None for a batch of no records. The quarantined
-        count goes into `report`.
+        caller to unpersist), their facts and the number of bad changes; None for a batch of no
+        records. The quarantined count goes into `report`.
 
         The facts job needs the views, and the views need the origins job. A table's view is
         nearly always the last batch's, so the facts job starts at once on the last batch's
@@ -161,7 +162,7 @@ class BatchHandler:
             facts, bad_changes = early.result() if kept else self._changes_and_facts(views, decoded, changes)
         self.last_views = views
         report.quarantined = sum(r["bad"] for r in origins) + bad_changes
-        return views, facts
+        return views, facts, bad_changes
 
     def _views(self, origins: list[Row], decoded: DataFrame) -> dict[str, TableView]:
         """Each table's view, tables side by side (a view may read the table's schema)."""

@@ -7,11 +7,14 @@ back through the batch handler once their cause is fixed and marks those that no
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, SparkSession
+from functools import reduce
+
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..report import BatchContext
-from ..frame import ERROR, KAFKA_TS, OFFSET, ORIGIN, PARTITION, TABLE, TOPIC, VALUE
+from ..frame import (ERROR, KAFKA_TS, OFFSET, ORIGIN, ORIGIN_COLUMNS, PARTITION, RAW_COLUMNS, TABLE, TOPIC, VALUE,
+                     VALUE_HASH)
 from ..infra.conditions import all_of
 from ..lake.tables import DeltaLocation, create_if_missing
 from ..lake.writes import append_once
@@ -45,21 +48,39 @@ class Quarantine:
         Returns the batch's quarantined records (counted by the batch's facts)."""
         if not (self.locked and self.where.as_created()):   # held and as created: nothing to read
             existing = self.where.read(rows.sparkSession).select(*ORIGIN_KEY, "pipeline").alias("q")
-            same = [F.col(f"r.{c}").eqNullSafe(F.col(f"q.{c}")) for c in (*ORIGIN_KEY, "pipeline")]
-            rows = rows.alias("r").join(existing, all_of(same), "left_anti")
+            rows = rows.alias("r").join(existing, _same((*ORIGIN_KEY, "pipeline"), "r", "q"), "left_anti")
         append_once(rows, self.where, batch.append_id("quarantine"), batch.batch_id, self.locked)
         return batch.report.quarantined
 
 
-def rows_of(routed: DataFrame, changes: dict[str, DataFrame], pipeline: str, batch_id: int) -> DataFrame:
+def rows_of(routed: DataFrame, changes: dict[str, DataFrame], pipeline: str, batch_id: int,
+            raw: DataFrame | None) -> DataFrame:
     """The quarantine rows of a batch: records bad as envelopes (routed to no table) and each
-    table's bad changes."""
+    table's bad changes, whose raw values are read again from the batch's records `raw` (None
+    when no change is bad): the decode keeps them only where something else reads them."""
     envelope_bad = routed.filter(F.col(TABLE).isNull() & F.col(ERROR).isNotNull())
     out = _shaped(envelope_bad, pipeline, batch_id)
-    for name, df in changes.items():
-        bad = df.filter(F.col(ERROR).isNotNull()).withColumn(TABLE, F.lit(name))
-        out = out.unionByName(_shaped(bad, pipeline, batch_id))
-    return out
+    if raw is None:
+        return out
+    kept = [c for c in (*ORIGIN_COLUMNS, VALUE_HASH, ERROR) if c != VALUE]
+    bad = [df.filter(F.col(ERROR).isNotNull()).select(*kept, F.lit(name).alias(TABLE)) for name, df in changes.items()]
+    return out.unionByName(_shaped(_with_values(reduce(DataFrame.unionByName, bad), raw), pipeline, batch_id))
+
+
+def _with_values(bad: DataFrame, raw: DataFrame) -> DataFrame:
+    """`bad` changes with their raw values, found in `raw` by origin and the value's hash: the
+    few records that `bad` names are picked out of `raw` first (a broadcast of `bad`'s keys), so
+    the join of the two is small. A change whose record is not found keeps a NULL value."""
+    key = (TOPIC, PARTITION, OFFSET, ORIGIN, VALUE_HASH)
+    records = raw.select(*[F.col(c).alias(o) for c, o in zip(RAW_COLUMNS, ORIGIN_COLUMNS)],
+                         F.xxhash64("value").alias(VALUE_HASH))
+    named = records.alias("r").join(F.broadcast(bad.select(*key).alias("b")), _same(key, "r", "b"), "left_semi")
+    found = named.select(*key, VALUE).dropDuplicates(list(key)).alias("f")
+    return bad.alias("c").join(found, _same(key, "c", "f"), "left").select("c.*", F.col(f"f.{VALUE}"))
+
+
+def _same(columns: tuple[str, ...], left: str, right: str) -> Column:
+    return all_of([F.col(f"{left}.{c}").eqNullSafe(F.col(f"{right}.{c}")) for c in columns])
 
 
 def _shaped(bad: DataFrame, pipeline: str, batch_id: int) -> DataFrame:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from pyspark.sql import functions as F
 
 from devtools.encode import EventWriter, decimal_b64
 
@@ -120,6 +121,24 @@ def test_bad_events_quarantined_with_reasons_good_events_applied(spark, tmp_path
     assert [r["id"] for r in rows] == [1, 2, 3] and rows[1]["note"] == big_note
     assert (report.records_in, report.quarantined, report.kafka_tombstones) == (len(values), len(BAD), 1)
     assert report.tables["items"].inserted == 3 and report.skipped == 0
+
+
+def test_bad_changes_of_one_origin_keep_their_own_values(spark, tmp_path):
+    """A frame of the user's own whose records share a position: the decode keeps no value of a
+    good-looking record, and the quarantine reads a bad change's value again from the batch by
+    its origin and the value's hash, so each bad event keeps its own bytes (twice when sent twice)."""
+    config = make_config(tmp_path, [{"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": COLUMNS}])
+    seven, money = envelope(after__id="seven"), envelope(after__amount="%%%")
+    values = [good(1), seven, money, "[1,2,3]", seven, good(2)]
+    report, _ = handler(spark, config).process(raw_batch(spark, values).withColumn("offset", F.lit(7).cast("bigint")), 0)
+
+    quarantined = sorted((bytes(q["value"]).decode(), q["reason"], q["table"]) for q in quarantine_rows(spark, config))
+    assert [(value, table) for value, _, table in quarantined] == sorted(
+        [("[1,2,3]", None), (money, "items"), (seven, "items"), (seven, "items")])
+    expected = {seven: "value 'seven' does not decode as bigint", money: "does not decode as decimal(10,2)",
+                "[1,2,3]": "malformed JSON"}
+    assert all(expected[value] in reason for value, reason, _ in quarantined), quarantined
+    assert report.quarantined == 4 and [r["id"] for r in table_rows(spark, config, "items")] == [1, 2]
 
 
 def test_a_batch_read_again_under_another_app_id_quarantines_no_event_twice(spark, tmp_path):

@@ -11,7 +11,7 @@ from cdc_delta.config.models import Route
 from cdc_delta.config.types import parse_sql_type
 from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
 from cdc_delta.frame import (END_AT, ERROR, IS_CURRENT, IS_TOMBSTONE, OFFSET, OP, SEQ_COLUMN, SEQ_TYPE, START_AT, TABLE,
-                             TS_COLUMN, VALUE, toast_column, unavailable)
+                             TS_COLUMN, VALUE, VALUE_HASH, toast_column, unavailable)
 from cdc_delta.infra.names import col
 from cdc_delta.steps.changes import table_changes
 from cdc_delta.steps.decode import decode
@@ -80,16 +80,21 @@ def test_table_changes_type_the_image_order_by_position_and_give_the_first_reaso
 
 
 @pytest.mark.parametrize("route_format", [None, "row", "envelope"])
-def test_table_changes_keep_the_raw_value_for_the_quarantine_and_a_route_of_whole_events(
+def test_table_changes_keep_the_raw_value_for_a_route_of_whole_events_and_the_hash_of_a_bad_change(
         spark, config, route_format):
+    """The quarantine reads a bad change's value again by its hash (sinks/quarantine.py)."""
     events = [PG.event("c", None, {"id": 1, "note": "good"}, 10, 1), PG.event("c", None, {"id": "x"}, 20, 2)]
     spec = config.tables[0]
     if route_format:
         spec = spec.model_copy(update={"routes": [Route(name="r", topic="out", format=route_format)]})
     view = TableView(spec, {c: parse_sql_type(t) for c, t in COLUMNS.items()}, {})
-    decoded = decode(raw_batch(spark, events), list(config.tables), 1 << 20, True)
-    got = {r[OFFSET]: r[VALUE] for r in table_changes(decoded, view).select(OFFSET, F.col(VALUE).cast("string")).collect()}
-    assert got == {0: events[0] if route_format == "envelope" else None, 1: events[1]}
+    decoded = decode(raw_batch(spark, events), [spec], 1 << 20, True)
+    got = {r[OFFSET]: (r[VALUE], r[VALUE_HASH]) for r in table_changes(decoded, view).select(
+        OFFSET, F.col(VALUE).cast("string"), VALUE_HASH).collect()}
+    bad_hash = spark.range(1).select(F.xxhash64(F.lit(events[1].encode()))).first()[0]
+    forwarded = route_format == "envelope"
+    assert got == {0: (events[0] if forwarded else None, None), 1: (events[1] if forwarded else None, bad_hash)}
+
 
 def changes_frame(spark, rows):
     """Changes as table_changes gives them: (id, note, placeholder?, op, position)."""
