@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from functools import reduce
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..report import BatchContext
 from ..frame import (ERROR, KAFKA_TS, OFFSET, ORIGIN, ORIGIN_COLUMNS, PARTITION, RAW_COLUMNS, TABLE, TOPIC, VALUE,
                      VALUE_HASH)
-from ..infra.conditions import all_of
+from ..infra.conditions import same_values
 from ..lake.tables import DeltaLocation, create_if_missing
 from ..lake.writes import append_once
 
@@ -48,7 +48,7 @@ class Quarantine:
         Returns the batch's quarantined records (counted by the batch's facts)."""
         if not (self.locked and self.where.as_created()):   # held and as created: nothing to read
             existing = self.where.read(rows.sparkSession).select(*ORIGIN_KEY, "pipeline").alias("q")
-            rows = rows.alias("r").join(existing, _same((*ORIGIN_KEY, "pipeline"), "r", "q"), "left_anti")
+            rows = rows.alias("r").join(existing, same_values((*ORIGIN_KEY, "pipeline"), "r", "q"), "left_anti")
         append_once(rows, self.where, batch.append_id("quarantine"), batch.batch_id, self.locked)
         return batch.report.quarantined
 
@@ -74,13 +74,9 @@ def _with_values(bad: DataFrame, raw: DataFrame) -> DataFrame:
     key = (TOPIC, PARTITION, OFFSET, ORIGIN, VALUE_HASH)
     records = raw.select(*[F.col(c).alias(o) for c, o in zip(RAW_COLUMNS, ORIGIN_COLUMNS)],
                          F.xxhash64("value").alias(VALUE_HASH))
-    named = records.alias("r").join(F.broadcast(bad.select(*key).alias("b")), _same(key, "r", "b"), "left_semi")
+    named = records.alias("r").join(F.broadcast(bad.select(*key).alias("b")), same_values(key, "r", "b"), "left_semi")
     found = named.select(*key, VALUE).dropDuplicates(list(key)).alias("f")
-    return bad.alias("c").join(found, _same(key, "c", "f"), "left").select("c.*", F.col(f"f.{VALUE}"))
-
-
-def _same(columns: tuple[str, ...], left: str, right: str) -> Column:
-    return all_of([F.col(f"{left}.{c}").eqNullSafe(F.col(f"{right}.{c}")) for c in columns])
+    return bad.alias("c").join(found, same_values(key, "c", "f"), "left").select("c.*", F.col(f"f.{VALUE}"))
 
 
 def _shaped(bad: DataFrame, pipeline: str, batch_id: int) -> DataFrame:

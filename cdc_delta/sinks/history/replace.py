@@ -11,7 +11,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ...frame import START_AT, scratch
-from ...infra.conditions import all_of
+from ...infra.conditions import same_values
 from ...infra.names import col, quote
 from ...lake.tables import DeltaLocation
 from ...lake.writes import append_once, rows_appended
@@ -50,7 +50,7 @@ def replace_versions(where: DeltaLocation, computed: DataFrame, keys: list[str],
     if touched is not None:
         stored = touched.of(stored)
     identity = [*keys, START_AT]
-    same_version = all_of([F.col(f"s.{quote(c)}").eqNullSafe(F.col(f"c.{quote(c)}")) for c in identity])
+    same_version = same_values(identity, "s", "c")
     gone = stored.alias("s").join(computed.alias("c"), same_version, "left_anti").select(
         *[col(c) for c in identity], F.lit(True).alias(DROP))
     source = computed.withColumn(DROP, F.lit(False)).unionByName(gone, allowMissingColumns=True)
