@@ -26,12 +26,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from delta.tables import DeltaTable
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
 
-from cdc_delta.frame import OP, SEQ_COLUMN, TS_COLUMN
+from cdc_delta.frame import OP, SEQ_COLUMN, TS_COLUMN, toast_column
 from cdc_delta.infra.names import quote
 from cdc_delta.infra.session import get_spark
 from cdc_delta.lake.statistics import STATS_COLUMNS
@@ -67,7 +68,10 @@ def main(argv: list[str] | None = None) -> None:
     variants = {"plan": (source, plan, before), **{name: (source, work, before) for name, work in beside.items()},
                 "plan+dv": (source, plan, with_dv), "recipe-shape": (source, recipe_shape(plan), before),
                 "recipe-narrow": (source, without_meta(recipe_shape(plan)), narrow_copy(spark, before)),
-                "plan+all-stats": (source, plan, default_stats_copy(spark, before))}
+                "plan+all-stats": (source, plan, default_stats_copy(spark, before)),
+                "plan+copy": (source, plan, rewritten_copy(spark, before, "copy", lambda rows: rows)),
+                "plan+binary-position": (binary_position_source(spark, source, args.work), plan,
+                                         rewritten_copy(spark, before, "binary", with_binary_position))}
     if args.only:
         variants = {k: v for k, v in variants.items() if k in args.only.split(",")}
     seconds: dict[str, list[float]] = {name: [] for name in variants}
@@ -154,12 +158,54 @@ def without_meta(plan: MergePlan) -> MergePlan:
 def narrow_copy(spark: SparkSession, before: Path) -> Path:
     """The table as it was before the MERGE, in as many files, without the position and source
     time columns."""
-    narrow = before.with_name("before-narrow")
-    shutil.rmtree(narrow, ignore_errors=True)
+    return rewritten_copy(spark, before, "narrow", lambda rows: rows.drop(SEQ_COLUMN, TS_COLUMN))
+
+
+def rewritten_copy(spark: SparkSession, before: Path, name: str,
+                   change: Callable[[DataFrame], DataFrame]) -> Path:
+    """The table as it was before the MERGE, its rows changed by `change`, in as many files."""
+    copy = before.with_name(f"before-{name}")
+    shutil.rmtree(copy, ignore_errors=True)
     files = DeltaTable.forPath(spark, str(before)).detail().first()["numFiles"]
-    rows = spark.read.format("delta").load(str(before)).drop(SEQ_COLUMN, TS_COLUMN)
-    rows.repartition(files).write.format("delta").save(str(narrow))
-    return narrow
+    rows = change(spark.read.format("delta").load(str(before)))
+    rows.repartition(files).write.format("delta").save(str(copy))
+    return copy
+
+
+def with_binary_position(rows: DataFrame) -> DataFrame:
+    """`rows` with the position as one binary value that sorts as the struct does."""
+    return rows.withColumn(SEQ_COLUMN, order_preserving_bytes(F.col(SEQ_COLUMN)))
+
+
+def binary_position_source(spark: SparkSession, source: DataFrame, work: Path) -> DataFrame:
+    """The MERGE source with its position, and its TOAST notes' positions, as binary values;
+    saved and read back, so the conversion is not part of the timed MERGE."""
+    notes = [c for c in source.columns if c.startswith(toast_column(""))]
+    converted = with_binary_position(source).withColumns({
+        c: F.when(F.col(c).isNotNull(), F.struct(order_preserving_bytes(F.col(c).getField("seq")).alias("seq"),
+                                                 F.col(c).getField("known").alias("known")))
+        for c in notes})
+    converted.write.mode("overwrite").parquet(str(work / "source-binary"))
+    rows = spark.read.parquet(str(work / "source-binary")).persist()
+    rows.count()
+    return rows
+
+
+def order_preserving_bytes(seq: Column) -> Column:
+    """The position's fields as bytes whose unsigned order is the struct's: each integer in
+    big-endian with its sign bit flipped, each text followed by a zero byte (a measurement only:
+    a text holding a zero byte would need escaping)."""
+    def number(c: Column, digits: int) -> Column:
+        flipped = c.cast("bigint").bitwiseXOR(F.lit(-(1 << 63))) if digits == 16 else c.cast("bigint") + (1 << 31)
+        return F.unhex(F.lpad(F.hex(flipped), digits, "0"))
+
+    def text(c: Column) -> Column:
+        return F.concat(F.encode(c, "UTF-8"), F.unhex(F.lit("00")))
+
+    fields = [text(seq.getField("text")), *[number(seq.getField(p), 16) for p in ("p1", "p2", "p3")],
+              number(seq.getField("stream"), 8), text(seq.getField("origin")), number(seq.getField("partition"), 8),
+              number(seq.getField("offset"), 16), number(seq.getField("op_rank"), 8)]
+    return F.when(seq.isNotNull(), F.concat(*fields))
 
 
 def default_stats_copy(spark: SparkSession, before: Path) -> Path:
