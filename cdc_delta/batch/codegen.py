@@ -1,4 +1,4 @@
-"""Whether a batch's Spark expressions run compiled or interpreted (and its queries adaptively).
+"""Whether a batch's Spark expressions run compiled or interpreted, and its queries adaptively.
 
 Spark compiles each new plan's expressions to Java classes before it runs them, and a batch
 has some 100 plans (decode, reduce, guard, Delta's MERGE and log queries). A JVM compiles them
@@ -12,6 +12,10 @@ files included: on the safe side); else compiled. cdc-delta's own local session 
 (infra/session.py); a session given to cdc-delta is left as it is unless it sets it. Until a
 batch's records are counted, the last batch's choice holds (interpreted before the first:
 decoding its records is the first job).
+
+Compiled, a batch's queries run adaptively only when its tables hold ADAPTIVE_FROM_BYTES or
+more at their newest versions, or their size is not known here (see ADAPTIVE below), unless the
+session sets `spark.sql.adaptive.enabled` itself.
 """
 
 from __future__ import annotations
@@ -30,11 +34,14 @@ SMALL_TABLES_BYTES = 4 * 1024 * 1024
 # reference its compiled one is tested against) and whole-stage code; and adaptive execution,
 # which runs each stage of a query as a job of its own and plans the rest again after it: for
 # so few records, time and no better plan (200-event batches into a 10k-row table: 29 -> 20 jobs,
-# 0.88x the seconds, benchmarks/ab.py). Larger batches keep it: off for every batch, 10k-event
-# batches took 1.11x the seconds, and 1k-event ones into 1M rows twice the garbage collection
+# 0.88x the seconds, benchmarks/ab.py). Into small tables, compiled batches gain from it being
+# off too: half their jobs; 10k-event batches into 100k rows 0.93x the seconds, 100k-event
+# snapshot batches 0.92x, 1k-event batches into 1M rows (34 MB) 0.97x; into 10M rows (336 MB),
+# whose MERGE rewrites them, 1.03x with shuffled hash joins preferred (benchmarks/ab.py; README)
 FACTORY_MODE, WHOLE_STAGE = "spark.sql.codegen.factoryMode", "spark.sql.codegen.wholeStage"
 ADAPTIVE = "spark.sql.adaptive.enabled"
 INTERPRETED = {FACTORY_MODE: "NO_CODEGEN", WHOLE_STAGE: "false", ADAPTIVE: "false"}
+ADAPTIVE_FROM_BYTES = 128 * 1024 * 1024    # between the 34 MB that gained and the 336 MB that lost
 
 
 class Codegen:
@@ -49,6 +56,7 @@ class Codegen:
             self.compiled = {FACTORY_MODE: started.get(FACTORY_MODE, "FALLBACK"),
                              WHOLE_STAGE: started.get(WHOLE_STAGE, "true"),
                              ADAPTIVE: started.get(ADAPTIVE, "true")}
+            self.adaptive_chosen = not started.contains(ADAPTIVE)
             self._use(interpreted=True)
 
     def fit(self, records: int, batch_session: SparkSession) -> None:
@@ -61,6 +69,8 @@ class Codegen:
     def _use(self, interpreted: bool, batch_session: SparkSession | None = None) -> None:
         self.interpreted = interpreted
         wanted = INTERPRETED if interpreted else self.compiled
+        if not interpreted and self.adaptive_chosen:
+            wanted = {**wanted, ADAPTIVE: "true" if self._tables_large() else "false"}
         for session in {id(s): s for s in (self.spark, batch_session) if s is not None}.values():
             if any(session.conf.get(key) != value for key, value in wanted.items()):
                 for key, value in wanted.items():
@@ -76,6 +86,12 @@ class Codegen:
             if total >= SMALL_TABLES_BYTES:
                 return False
         return True
+
+    def _tables_large(self) -> bool:
+        """The tables' newest versions hold ADAPTIVE_FROM_BYTES or more, or a table's size is not
+        known here (a catalog table, one on an object store, a commit without its checksum)."""
+        sizes = [table.stored_bytes() for table in self.tables()]
+        return None in sizes or sum(sizes) >= ADAPTIVE_FROM_BYTES
 
 
 def _folder_bytes(folder: str) -> int:

@@ -90,6 +90,20 @@ class DeltaLocation:
         commits = self._commit_files()
         return int(commits[0].name[:20]) if commits else None
 
+    def stored_bytes(self) -> int | None:
+        """The size of the files of a table on local disk at its newest version, from the
+        checksum Delta writes beside each commit (without a Spark job); 0 before the table is
+        created; None when it is not known here (a table elsewhere, a commit without its checksum)."""
+        if self.local_folder is None:
+            return None
+        version = self.newest_version()
+        if version is None:
+            return 0
+        try:
+            return int(json.loads((self._local_log() / f"{version:020d}.crc").read_text())["tableSizeBytes"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
     def commits_newest_first(self) -> Iterator[dict[str, Any]] | None:
         """The commitInfo of each commit of a table on local disk, newest first (read from the
         folder, without a Spark job), else None."""

@@ -1,10 +1,12 @@
 """A batch's expressions run interpreted (and its queries not adaptively) below a number of
-records into small tables, compiled otherwise; a session that does not ask for it is left as it is."""
+records into small tables, compiled otherwise, and adaptively only into large tables; a session
+that does not ask for it is left as it is."""
 
 from __future__ import annotations
 
 import pytest
 
+from cdc_delta.batch import codegen as codegen_module
 from cdc_delta.batch.codegen import (ADAPTIVE, FACTORY_MODE, INTERPRET_BELOW, SMALL_TABLES_BYTES, WHOLE_STAGE,
                                      Codegen)
 from cdc_delta.errors import ConfigError
@@ -36,20 +38,39 @@ def test_small_batches_into_small_tables_interpreted_others_compiled(spark, sett
     stream = spark.newSession()     # a stream's batches come in a copy of the session
     codegen = Codegen(spark, lambda: tables)
     assert modes(spark) == ("NO_CODEGEN", "false", "false")      # before the first batch is counted
-    codegen.fit(100, stream)
-    assert modes(spark) == modes(stream) == ("FALLBACK", "true", "true") and not codegen.interpreted
+    codegen.fit(100, stream)      # compiled, not adaptively: the tables are under ADAPTIVE_FROM_BYTES
+    assert modes(spark) == modes(stream) == ("FALLBACK", "true", "false") and not codegen.interpreted
     codegen.fit(99, stream)
     assert modes(spark) == modes(stream) == ("NO_CODEGEN", "false", "false") and codegen.interpreted
     tables.append(table_of(spark, tmp_path / "b", 200_000))
     assert sum(f.stat().st_size for f in (tmp_path / "b").rglob("*.parquet")) >= SMALL_TABLES_BYTES
     codegen.fit(99, stream)
-    assert modes(spark) == modes(stream) == ("FALLBACK", "true", "true") and not codegen.interpreted
+    assert modes(spark) == modes(stream) == ("FALLBACK", "true", "false") and not codegen.interpreted
     tables[1] = DeltaLocation(path=str(tmp_path / "not-created-yet"))
     codegen.fit(99, stream)
     assert codegen.interpreted
-    tables[1] = DeltaLocation(path="s3a://bucket/lake/items")      # not on this disk: compiled
+    tables[1] = DeltaLocation(path="s3a://bucket/lake/items")      # not on this disk: compiled, adaptively
     codegen.fit(99, stream)
-    assert not codegen.interpreted
+    assert modes(spark) == modes(stream) == ("FALLBACK", "true", "true") and not codegen.interpreted
+
+
+def test_compiled_batches_run_adaptively_from_a_size_of_their_tables(spark, setting, tmp_path, monkeypatch):
+    setting("100")
+    tables = [table_of(spark, tmp_path / "a", 1000), DeltaLocation(path=str(tmp_path / "not-created-yet"))]
+    size = spark.sql(f"DESCRIBE DETAIL delta.`{tmp_path / 'a'}`").first()["sizeInBytes"]
+    assert tables[0].stored_bytes() == size > 0 and tables[1].stored_bytes() == 0
+    codegen = Codegen(spark, lambda: tables)
+    monkeypatch.setattr(codegen_module, "ADAPTIVE_FROM_BYTES", size + 1)
+    codegen.fit(1000, spark)
+    assert modes(spark) == ("FALLBACK", "true", "false")
+    monkeypatch.setattr(codegen_module, "ADAPTIVE_FROM_BYTES", size)
+    codegen.fit(1000, spark)
+    assert modes(spark) == ("FALLBACK", "true", "true")
+    monkeypatch.setattr(codegen_module, "ADAPTIVE_FROM_BYTES", size + 1)
+    for checksum in (tmp_path / "a" / "_delta_log").glob("*.crc"):    # a size not known: adaptively
+        checksum.unlink()
+    codegen.fit(1000, spark)
+    assert tables[0].stored_bytes() is None and modes(spark) == ("FALLBACK", "true", "true")
 
 
 def test_a_stream_started_before_the_switch_is_switched_too(spark, setting, tmp_path):
