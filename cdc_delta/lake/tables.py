@@ -17,9 +17,9 @@ from ..errors import TablePropertiesRefused, one_line
 from ..frame import SEQ_COLUMN, SEQ_TYPE, TS_COLUMN, companion_folder, companion_name, is_own_column
 from ..infra.names import quote  # noqa: F401 (re-exported)
 from ..infra.storage import absolute, join, local_path
+from .local_log import commit_file, commit_info, commits_newest_first, newest_commit
 
 META_COLUMNS = f"`{SEQ_COLUMN}` {SEQ_TYPE}, `{TS_COLUMN}` bigint"
-COMMIT_FILE = re.compile(r"\d{20}\.json")
 
 
 @dataclass(frozen=True)
@@ -79,16 +79,13 @@ class DeltaLocation:
         """A table on local disk whose log holds only the commit that created it: no row was
         ever written (read from the folder, without a Spark job)."""
         log = self._local_log()
-        if log is None:
-            return False
-        commits = {f.name for f in log.iterdir() if f.is_file() and f.name.endswith((".json", ".parquet"))}
-        return commits == {f"{0:020d}.json"}
+        return log is not None and newest_commit(log) == 0
 
     def newest_version(self) -> int | None:
         """The newest commit of a table on local disk (read from the folder, without a Spark
-        job), else None. Delta writes each commit file whole, so the highest is the newest."""
-        commits = self._commit_files()
-        return int(commits[0].name[:20]) if commits else None
+        job), else None."""
+        log = self._local_log()
+        return newest_commit(log) if log else None
 
     def stored_bytes(self) -> int | None:
         """The size of the files of a table on local disk at its newest version, from the
@@ -99,22 +96,17 @@ class DeltaLocation:
         version = self.newest_version()
         if version is None:
             return 0
+        checksum = commit_file(self._local_log(), version).with_suffix(".crc")
         try:
-            return int(json.loads((self._local_log() / f"{version:020d}.crc").read_text())["tableSizeBytes"])
+            return int(json.loads(checksum.read_text())["tableSizeBytes"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
     def commits_newest_first(self) -> Iterator[dict[str, Any]] | None:
         """The commitInfo of each commit of a table on local disk, newest first (read from the
         folder, without a Spark job), else None."""
-        if self._local_log() is None:
-            return None
-        return (_commit_info(commit) for commit in self._commit_files())
-
-    def _commit_files(self) -> list[Path]:
-        """The commit files of a table on local disk, newest first (none elsewhere)."""
         log = self._local_log()
-        return sorted((f for f in log.iterdir() if COMMIT_FILE.fullmatch(f.name)), reverse=True) if log else []
+        return None if log is None else (commit_info(commit) for commit in commits_newest_first(log))
 
     def _local_log(self) -> Path | None:
         folder = self.local_folder
@@ -131,16 +123,6 @@ class DeltaLocation:
 # Delta refuses these in column names unless the table maps columns by name
 NEEDS_MAPPING = re.compile(r"[ ,;{}()\n\t=]")
 COLUMN_MAPPING = {"delta.columnMapping.mode": "name"}
-
-
-def _commit_info(commit: Path) -> dict[str, Any]:
-    """A commit file's commitInfo action (Delta writes it first), {} when it has none."""
-    with commit.open(encoding="utf-8") as fh:
-        for line in fh:
-            action = json.loads(line)
-            if "commitInfo" in action:
-                return action["commitInfo"]
-    return {}
 
 
 def create_if_missing(spark: SparkSession, where: DeltaLocation, columns_ddl: str,
