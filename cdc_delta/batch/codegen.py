@@ -6,21 +6,20 @@ once; in a run's first batch that is about a quarter of the time (the demo's fir
 records, runs in turns: 39 and 46 s compiled, 29 and 37 s interpreted). Interpreted expressions
 cost more per row: 1.39x the seconds of 10k-event batches into a 100k-row table, 3.2x of
 1k-event batches into a 1M-row one (the MERGE reads the table). So a batch runs interpreted
-only when it has fewer records than `spark.cdcdelta.interpretBelowRecords` and its tables are
-folders on this machine's disk that hold under SMALL_TABLES_BYTES together (old versions'
-files included: on the safe side); else compiled. cdc-delta's own local session sets it
-(infra/session.py); a session given to cdc-delta is left as it is unless it sets it. Until a
-batch's records are counted, the last batch's choice holds (interpreted before the first:
-decoding its records is the first job).
+only when it has fewer records than `spark.cdcdelta.interpretBelowRecords` and its tables hold
+under SMALL_TABLES_BYTES together at their newest versions (a size known only of a table on this
+machine's disk, from the checksum Delta writes beside each commit); else compiled. cdc-delta's
+own local session sets it (infra/session.py); a session given to cdc-delta is left as it is
+unless it sets it. Until a batch's records are counted, the last batch's choice holds
+(interpreted before the first: decoding its records is the first job).
 
 Compiled, a batch's queries run adaptively only when its tables hold ADAPTIVE_FROM_BYTES or
-more at their newest versions, or their size is not known here (see ADAPTIVE below), unless the
+more at their newest versions, or a size is not known here (see ADAPTIVE below), unless the
 session sets `spark.sql.adaptive.enabled` itself.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Callable, Iterable
 
 from pyspark.sql import SparkSession
@@ -45,7 +44,7 @@ ADAPTIVE_FROM_BYTES = 128 * 1024 * 1024    # between the 34 MB that gained and t
 
 
 class Codegen:
-    """`tables`: the Delta tables a batch reads and writes, asked when a batch is small."""
+    """`tables`: the Delta tables a batch reads and writes, asked at each batch."""
 
     def __init__(self, spark: SparkSession, tables: Callable[[], Iterable[DeltaLocation]]) -> None:
         self.spark, self.tables = spark, tables
@@ -64,45 +63,26 @@ class Codegen:
         batches come in a copy of the session the stream started in (its settings copied then):
         both are set."""
         if self.below:
-            self._use(records < self.below and self._tables_small(), batch_session)
+            sizes = [table.stored_bytes() for table in self.tables()]
+            self._use(records < self.below and _under(sizes, SMALL_TABLES_BYTES), batch_session,
+                      adaptive=not _under(sizes, ADAPTIVE_FROM_BYTES))
 
-    def _use(self, interpreted: bool, batch_session: SparkSession | None = None) -> None:
+    def _use(self, interpreted: bool, batch_session: SparkSession | None = None,
+             adaptive: bool = True) -> None:
         self.interpreted = interpreted
         wanted = INTERPRETED if interpreted else self.compiled
         if not interpreted and self.adaptive_chosen:
-            wanted = {**wanted, ADAPTIVE: "true" if self._tables_large() else "false"}
+            wanted = {**wanted, ADAPTIVE: "true" if adaptive else "false"}
         for session in {id(s): s for s in (self.spark, batch_session) if s is not None}.values():
             if any(session.conf.get(key) != value for key, value in wanted.items()):
                 for key, value in wanted.items():
                     session.conf.set(key, value)
 
-    def _tables_small(self) -> bool:
-        """From the disk, in a few milliseconds: asking Delta costs ~60 ms per table per batch."""
-        total = 0
-        for table in self.tables():
-            if table.local_folder is None:      # a catalog table or one on an object store
-                return False
-            total += _folder_bytes(table.local_folder)
-            if total >= SMALL_TABLES_BYTES:
-                return False
-        return True
 
-    def _tables_large(self) -> bool:
-        """The tables' newest versions hold ADAPTIVE_FROM_BYTES or more, or a table's size is not
-        known here (a catalog table, one on an object store, a commit without its checksum)."""
-        sizes = [table.stored_bytes() for table in self.tables()]
-        return None in sizes or sum(sizes) >= ADAPTIVE_FROM_BYTES
-
-
-def _folder_bytes(folder: str) -> int:
-    total = 0
-    for root, _, files in os.walk(folder):
-        for name in files:
-            try:
-                total += os.stat(os.path.join(root, name)).st_size
-            except FileNotFoundError:    # removed while counted (a vacuum, a log cleanup)
-                pass
-    return total
+def _under(sizes: list[int | None], limit: int) -> bool:
+    """The tables' newest versions hold under `limit` together, each size known (not known: a
+    catalog table, one on an object store, a commit without its checksum)."""
+    return None not in sizes and sum(sizes) < limit
 
 
 def _records(text: str) -> int:

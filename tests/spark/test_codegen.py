@@ -46,6 +46,9 @@ def test_small_batches_into_small_tables_interpreted_others_compiled(spark, sett
     assert sum(f.stat().st_size for f in (tmp_path / "b").rglob("*.parquet")) >= SMALL_TABLES_BYTES
     codegen.fit(99, stream)
     assert modes(spark) == modes(stream) == ("FALLBACK", "true", "false") and not codegen.interpreted
+    spark.range(10).selectExpr("id", "'x' AS text").write.format("delta").mode("overwrite").save(str(tmp_path / "b"))
+    codegen.fit(99, stream)       # the old version's files stay in the folder: not read, not counted
+    assert modes(spark) == modes(stream) == ("NO_CODEGEN", "false", "false") and codegen.interpreted
     tables[1] = DeltaLocation(path=str(tmp_path / "not-created-yet"))
     codegen.fit(99, stream)
     assert codegen.interpreted
