@@ -33,6 +33,7 @@ from cdc_delta.infra.kafka_io import create_topics, produce
 
 from .broker import PARTITIONS, kafka
 from .event_log import Accounting, account_run, event_log_env
+from .jvm_profile import Profile, profile_run, recording_env, side_by_side
 from .measure import Run, jsonl, measured
 from .stream import PROFILES, TABLE, Stream
 from .tables import pipeline_config, seeded
@@ -54,11 +55,12 @@ def variant(text: str) -> tuple[str, Path, dict[str, str]]:
 
 
 def run_once(work: Path, seed: Path, topic: str, bootstrap: str, batch: int, checkout: Path,
-             spark: dict[str, str]) -> tuple[Run, list[dict], Accounting]:
+             spark: dict[str, str], jvm_profile: bool = False) -> tuple[Run, list[dict], Accounting, Profile | None]:
     """One run over the whole topic: cdc-delta from `checkout`, or the seed recipe; the run,
-    its batches (seconds, finished_at) and the accounting of its event log."""
+    its batches (seconds, finished_at), the accounting of its event log and, when asked, the
+    profile of its JVM in warm batches."""
     shutil.rmtree(work, ignore_errors=True)
-    env = event_log_env(work / "events")
+    env = {**event_log_env(work / "events"), **(recording_env(work / "jfr") if jvm_profile else {})}
     if checkout == RECIPE:
         shutil.copytree(seed / "seed_recipe", work / "tables" / "seed_recipe")
         times = work / "times.jsonl"
@@ -85,7 +87,8 @@ def run_once(work: Path, seed: Path, topic: str, bootstrap: str, batch: int, che
     if run.returncode:
         raise SystemExit(f"run failed (exit {run.returncode}); see {run.log}")
     batches = jsonl(times)
-    return run, batches, account_run(work / "events", batches, work / "tables")
+    profile = profile_run(work / "jfr", batches) if jvm_profile else None
+    return run, batches, account_run(work / "events", batches, work / "tables"), profile
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -100,6 +103,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--settled", type=int, default=0, metavar="K",
                     help="also report the mean of each run's last K batches: the JVM's compiler still works through "
                          "the first twenty or so warm batches, so a long stream's last batches show the settled cost")
+    ap.add_argument("--jvm-profile", action="store_true",
+                    help="record each run's JVM with Java Flight Recorder and print where its CPU went in warm "
+                         "batches, the variants' last runs side by side (benchmarks/jvm_profile.py)")
     ap.add_argument("variants", nargs="+", type=variant)
     args = ap.parse_args(argv)
     port = int(os.environ.get("BENCH_KAFKA_PORT", "19992"))
@@ -107,9 +113,11 @@ def main(argv: list[str] | None = None) -> None:
     seed = seeded(args.work, args.rows)
     kafka("start", port)
     try:
-        warm, settled = compare(args, bootstrap, seed)
+        warm, settled, profiles = compare(args, bootstrap, seed)
     finally:
         kafka("stop", port)
+    if profiles:
+        print(side_by_side(profiles))
     first = args.variants[0][0]
     for label, runs in (("warm", warm), (f"last {args.settled}", settled)):
         means = {name: sum(r) / len(r) for name, r in runs.items() if r}
@@ -117,19 +125,23 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{name:10} {label} mean {mean:.2f} s ({mean / means[first]:.2f}x {first})")
 
 
-def compare(args: argparse.Namespace, bootstrap: str,
-            seed: Path) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
-    """Produce the stream once, then run the variants in turns; each one's warm means, and the
-    means of its last `--settled` batches (none when not asked)."""
+def compare(args: argparse.Namespace, bootstrap: str, seed: Path
+            ) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, Profile]]:
+    """Produce the stream once, then run the variants in turns; each one's warm means, the
+    means of its last `--settled` batches (none when not asked), and its last run's JVM
+    profile (with --jvm-profile)."""
     topic = f"ab.{args.profile}.{args.rows}.{args.events}.{int(time.time())}"
     create_topics(bootstrap, {topic: PARTITIONS})
     produce(bootstrap, topic, Stream(args.rows, profile=args.profile).events(args.events))
     warm: dict[str, list[float]] = {name: [] for name, _, _ in args.variants}
     settled: dict[str, list[float]] = {name: [] for name, _, _ in args.variants}
+    profiles: dict[str, Profile] = {}
     for rep in range(args.reps):
         for name, checkout, spark in args.variants:
-            run, batches, acc = run_once(args.work / f"{name}-{rep}", seed, topic, bootstrap, args.batch, checkout,
-                                         spark)
+            run, batches, acc, profile = run_once(args.work / f"{name}-{rep}", seed, topic, bootstrap, args.batch,
+                                                  checkout, spark, args.jvm_profile)
+            if profile is not None:
+                profiles[name] = profile
             seconds = [b["seconds"] for b in batches]
             rest = seconds[1:] or seconds
             warm[name].append(sum(rest) / len(rest))
@@ -144,7 +156,7 @@ def compare(args: argparse.Namespace, bootstrap: str,
                   f"task time {acc.task_seconds_per_batch:.2f} s (cpu {acc.task_cpu_seconds_per_batch:.2f} s, "
                   f"gc {acc.task_gc_seconds_per_batch:.2f} s), "
                   f"{acc.delta_commits_per_batch:.1f} Delta commits", flush=True)
-    return warm, settled
+    return warm, settled, profiles
 
 
 if __name__ == "__main__":

@@ -36,12 +36,15 @@ def measured(cmd: list[str], log: Path, env: dict[str, str] | None = None, timeo
             rc = proc.wait(timeout)
         finally:
             peak.stop()
-    return Run(round(time.monotonic() - started, 2), peak.mb, rc, log)
+        seconds = round(time.monotonic() - started, 2)
+        peak.wait_for_tree()
+    return Run(seconds, peak.mb, rc, log)
 
 
 class _PeakMemory:
     def __init__(self, pid: int, every: float = 0.2) -> None:
         self.pid, self.every, self.mb = pid, every, 0.0
+        self.tree: dict[int, psutil.Process] = {}   # every process of the tree seen
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._thread.start()
@@ -50,8 +53,9 @@ class _PeakMemory:
         while not self._done.is_set():
             try:
                 root = psutil.Process(self.pid)
-                rss = sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
-                self.mb = max(self.mb, rss / 2 ** 20)
+                tree = [root, *root.children(recursive=True)]
+                self.tree.update((p.pid, p) for p in tree)
+                self.mb = max(self.mb, sum(p.memory_info().rss for p in tree) / 2 ** 20)
             except psutil.Error:
                 pass
             self._done.wait(self.every)
@@ -59,6 +63,12 @@ class _PeakMemory:
     def stop(self) -> None:
         self._done.set()
         self._thread.join()
+
+    def wait_for_tree(self, timeout: float = 60) -> None:
+        """Until every process of the tree has exited: a JVM outlives the Python process that
+        started it by a few seconds, writing its recordings and cleaning up, and the next run
+        should neither compete with it nor read its files half written."""
+        psutil.wait_procs(list(self.tree.values()), timeout=timeout)
 
 
 def jsonl(path: Path) -> list[dict]:
