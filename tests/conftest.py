@@ -45,6 +45,14 @@ def spark():
     session.stop()
 
 
+def refuse_listing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From here on, listing a folder (Path.iterdir) fails the test. Call it once the test's
+    own folders are made: pytest's tmp_path lists its base folder."""
+    def refuse(self: Path) -> None:
+        raise AssertionError(f"listed {self}")
+    monkeypatch.setattr(Path, "iterdir", refuse)
+
+
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 

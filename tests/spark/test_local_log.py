@@ -10,6 +10,8 @@ import pytest
 
 from cdc_delta.lake.tables import DeltaLocation
 
+from ..conftest import refuse_listing
+
 pytestmark = pytest.mark.spark
 
 
@@ -23,10 +25,7 @@ def test_a_checkpointed_log_is_read_as_delta_has_it_without_listing(spark, tmp_p
     history = [r.asDict() for r in spark.sql(f"DESCRIBE HISTORY delta.`{folder}`").collect()]
     where = DeltaLocation(path=folder)
     assert where.stored_bytes() > 0
-
-    def refuse(self):
-        raise AssertionError(f"listed {self}")
-    monkeypatch.setattr(Path, "iterdir", refuse)
+    refuse_listing(monkeypatch)
     assert where.newest_version() == history[0]["version"] == 11
     infos = list(where.commits_newest_first())
     assert [i["operation"] for i in infos] == [h["operation"] for h in history]

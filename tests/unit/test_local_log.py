@@ -4,12 +4,13 @@ checkpoint (lake/local_log.py); tests/spark/test_local_log.py checks it against 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from cdc_delta.lake.local_log import commits_newest_first, newest_commit
 from cdc_delta.lake.tables import DeltaLocation
+
+from ..conftest import refuse_listing
 
 
 def log_with(tmp_path, versions, checkpoint=None):
@@ -26,10 +27,8 @@ def log_with(tmp_path, versions, checkpoint=None):
 
 
 @pytest.fixture
-def no_listing(monkeypatch):
-    def refuse(self):
-        raise AssertionError(f"listed {self}")
-    monkeypatch.setattr(Path, "iterdir", refuse)
+def no_listing(tmp_path, monkeypatch):
+    refuse_listing(monkeypatch)
 
 
 def test_a_log_with_a_checkpoint_is_read_from_it_without_listing(tmp_path, no_listing):
