@@ -4,7 +4,7 @@ batches, end in the same table as a plain-Python replay in source order. Updates
 TOASTable text `v` unchanged send Postgres' placeholder for it, under REPLICA IDENTITY DEFAULT
 (no `before`) or FULL (`before` holds the old row, its text itself sometimes a placeholder); `v`
 is often NULL; keys are deleted and inserted again. Each event is encoded as one of the ways
-real streams send it: with or without the schema wrapper, decimals as base64 bytes or JSON
+real streams send it: with or without the schema wrapper, decimals (of 2 and of 16 places) as base64 bytes or JSON
 numbers, field names as configured or in upper case. Spark runs the batches' expressions
 compiled or interpreted, as each process draws."""
 
@@ -27,14 +27,18 @@ from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
 from .helpers import handler, make_config, raw_batch, table_rows
 
 pytestmark = pytest.mark.spark
-COLUMNS = {"id": "bigint", "v": "string", "amount": "decimal(10,2)", "at": "timestamp"}
+COLUMNS = {"id": "bigint", "v": "string", "amount": "decimal(10,2)", "at": "timestamp", "rate": "decimal(18,16)"}
+# unscaled values of `rate` where a decoder's bytes change length or sign, and its extremes
+RATE_EDGES = [0, 1, -1, 127, -128, 128, -129, 32767, -32769, 10**18 - 1, -(10**18 - 1)]
 KEYS = 4
 
 
 def items_row(draw, key: int) -> dict:
     return {"id": key, "v": draw(st.sampled_from(["a", "b", "", None, None, "ü"])),
             "amount": Decimal(draw(st.integers(-10**6, 10**6))) / 100,
-            "at": dt.datetime(2020, 1, 1) + dt.timedelta(microseconds=draw(st.integers(0, 10**12)))}
+            "at": dt.datetime(2020, 1, 1) + dt.timedelta(microseconds=draw(st.integers(0, 10**12))),
+            "rate": Decimal(draw(st.one_of(st.sampled_from(RATE_EDGES), st.integers(-(10**18 - 1), 10**18 - 1)))
+                            ).scaleb(-16)}
 
 
 @st.composite
