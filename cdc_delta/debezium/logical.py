@@ -41,7 +41,7 @@ def decode(text: Column, target: SqlType, encoding: str | None, scale: int | Non
                 typed = value.try_cast(target.name)
                 from_bytes = typed if within_scale else F.when(typed == value, typed)
             else:
-                digits = decimal_text(text, F.lit(scale), fits_long)
+                digits = decimal_text(text, F.lit(scale))
                 from_bytes = (digits.try_cast(target.name) if within_scale
                               else _let(digits, lambda d: _exact_number(d, target)))
             return from_bytes if number is None else F.when(number, _exact_number(text, target)).otherwise(from_bytes)
@@ -66,17 +66,16 @@ def decode(text: Column, target: SqlType, encoding: str | None, scale: int | Non
     return text.try_cast(target.name)
 
 
-def decimal_text(b64: Column, scale: Column, fits_long: bool = False) -> Column:
-    """Base64 big-endian two's-complement unscaled bytes + scale -> exact decimal text; null
-    unless the text is strict base64 (Spark's decoder would take 'NaN' as bytes).
-    `fits_long`: the declared precision is at most 18 digits, so at most 8 bytes can be valid
-    and a short expression does (the general one compiles to a lot of code)."""
+def decimal_text(b64: Column, scale: Column) -> Column:
+    """Base64 big-endian two's-complement unscaled bytes (up to 16) + scale -> exact decimal
+    text; null unless the text is strict base64 (Spark's decoder would take 'NaN' as bytes).
+    Columns of up to 18 digits take long_bytes_decimal, a shorter expression."""
     strict = F.when(b64.rlike(BASE64_TEXT), b64)
 
     def from_hex(h: Column) -> Column:
         n = F.length(h) / 2
         negative = F.conv(F.substring(h, 1, 2), 16, 10).cast("int") >= 128
-        magnitude = _small_magnitude(h, n, negative) if fits_long else _large_magnitude(h, n, negative)
+        magnitude = _large_magnitude(h, n, negative)
 
         def from_digits(digits: Column) -> Column:
             padded = F.lpad(digits, F.greatest(F.length(digits), scale + 1), "0")
@@ -120,16 +119,6 @@ def _let(value: Column, body: Callable[[Column], Column]) -> Column:
     that occurs inside CASE branches, and the decimal decoders refer to their bytes and digits
     a dozen times: computed each time, they made decimals 6-7x slower to decode."""
     return F.transform(F.array(value), body)[0]
-
-
-def _small_magnitude(h: Column, n: Column, negative: Column) -> Column:
-    """|value| of up to 8 bytes: unsigned via conv, minus 2^(8n) when the sign bit is set."""
-    unsigned = F.conv(h, 16, 10).cast("decimal(20,0)")
-    wrap = F.lit(None).cast("decimal(20,0)")
-    for k in range(8, 0, -1):
-        wrap = F.when(n == k, F.lit(str(2 ** (8 * k))).cast("decimal(20,0)")).otherwise(wrap)
-    magnitude = F.when(negative, wrap - unsigned).otherwise(unsigned)
-    return F.when(n <= 8, magnitude).cast("decimal(38,0)")
 
 
 def _large_magnitude(h: Column, n: Column, negative: Column) -> Column:
