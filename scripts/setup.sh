@@ -32,7 +32,7 @@ fi
 # reinstalling while tests run elsewhere would pull the package away under them
 tools="psycopg, pymysql, pytest, xdist, chispa, hypothesis, deltalake, pyarrow, psutil, matplotlib, boto3, build, "
 extra="[test]"
-[ "$mode" = demo ] && tools="pyspark, delta, " extra="[local]"
+[ "$mode" = demo ] && tools="pyspark, delta, pyarrow, " extra="[local]"
 installed=$(python3 -c "import cdc_delta, ${tools}os; print(os.path.dirname(os.path.dirname(os.path.abspath(cdc_delta.__file__))))" 2>/dev/null || true)
 if [ "$installed" != "$PWD" ]; then
   python3 -m pip install -q --disable-pip-version-check -e ".$extra" 2>&1 | grep -v -E "^(WARNING: Running pip as|\[notice\])" || true

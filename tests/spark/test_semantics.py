@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
+from decimal import Decimal
 
 import pytest
 from delta.tables import DeltaTable
+from pyspark.sql import functions as F
 
 from devtools.encode import EventWriter
 from cdc_delta.batch.runner import BatchHandler
@@ -14,7 +17,7 @@ from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
 from cdc_delta.errors import SchemaChangeRefused, TruncateRefused, WriterBusy
 from cdc_delta.ops.replay import replay_quarantine
 from cdc_delta.run.writer_lock import exclusive
-from cdc_delta.sinks.current_state.recent_tombstones import KEEP_BATCHES
+from cdc_delta.sinks.current_state.recent_tombstones import KEEP_BATCHES, held_copy
 
 from .helpers import handler, make_config, quarantine_rows, raw_batch, table_rows
 
@@ -162,6 +165,33 @@ def test_late_changes_stay_out_whether_their_tombstone_is_held_or_read_again(spa
                                         first_offset=200 + 2 * n), 20 + n)
         assert report.skipped == 1
     assert table_rows(spark, config, "items") == [row(10), row(11, "v1")]
+
+
+# a key column of every type a config may declare, at its edges
+EVERY_KEY_TYPE = ("b boolean, i8 tinyint, i16 smallint, i32 int, i64 bigint, f float, d double, s string, "
+                  "bin binary, day date, ts timestamp, ntz timestamp_ntz, dec decimal(38,10)")
+KEY_EDGES = [
+    (True, -128, -32768, -2**31, -2**63, float("nan"), -0.0, "", b"", dt.date(1, 1, 1),
+     dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(1, 1, 1), Decimal("-9999999999999999999999999999.9999999999")),
+    (False, 127, 32767, 2**31 - 1, 2**63 - 1, float("inf"), 5e-324, "ü\u0000\U0001F600", b"\x00\xff", dt.date(9999, 12, 31),
+     dt.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone.utc), dt.datetime(9999, 12, 31, 23, 59, 59, 999999),
+     Decimal("0.0000000001")),
+]
+
+
+def test_held_tombstones_keep_every_key_type_exactly_and_start_no_python_worker(spark):
+    """The guard's held copy of a batch's tombstones: every key type at its edges, the position
+    and source time, as the batch had them; and read in the JVM (a Python RDD would start
+    Python workers in every guard that reads it)."""
+    from cdc_delta.frame import SEQ_COLUMN, SEQ_TYPE, TS_COLUMN
+    position = dict(text=None, p1=2**63 - 1, p2=-1, p3=0, stream=1, origin="topic", partition=2, offset=7, op_rank=3)
+    rows = [(*edges, position, -2**63 + n) for n, edges in enumerate(KEY_EDGES)]
+    tombstones = spark.createDataFrame(rows, f"{EVERY_KEY_TYPE}, {SEQ_COLUMN} {SEQ_TYPE}, {TS_COLUMN} bigint")
+    held = held_copy(tombstones)
+    assert held.schema == tombstones.schema
+    as_text = lambda frame: [r[0] for r in frame.select(F.to_json(F.struct("*"))).collect()]  # noqa: E731
+    assert as_text(held) == as_text(tombstones)     # as text in the JVM: NaN, -0.0, year 1 (Python has no year 0)
+    assert "PythonRDD" not in held._jdf.queryExecution().toRdd().toDebugString()
 
 
 def test_delete_whose_tombstone_landed_without_its_merge_applies_on_replay(spark, tmp_path, monkeypatch):

@@ -35,7 +35,7 @@ from .bounds import GuardBounds
 from .key_change import carry_across_key_change
 from .key_span import KeySpan, Span, edge_worth_looking_up
 from .merge import count_unresolved, merge_changes
-from .recent_tombstones import MAX_ROWS_HELD, RecentTombstones, as_frame
+from .recent_tombstones import MAX_ROWS_HELD, RecentTombstones, as_frame, held_copy
 
 GC_EVERY_BATCHES = 10
 # a key change whose delete landed in an earlier batch finds the old row this many versions back
@@ -250,8 +250,7 @@ class CurrentState:
         (a small job on the cached changes, beside the MERGE); None when none are held."""
         if self.recent is None or deletes is None or deletes["n"] > MAX_ROWS_HELD:
             return None
-        tombstones = companions.tombstones_of(changes, keys)
-        return self.spark.createDataFrame(tombstones.collect(), tombstones.schema)
+        return held_copy(companions.tombstones_of(changes, keys))
 
     def _hold(self, deletes: Row | None, held: DataFrame | None) -> None:
         """After the batch's writes: its tombstones join the held ones."""

@@ -58,5 +58,14 @@ class RecentTombstones(Generic[Frame]):
         self.floor = newest_written
 
 
+def held_copy(frame: DataFrame) -> DataFrame:
+    """A batch's tombstones, brought to the driver and back as a frame of their own, which
+    reads nothing it was computed from (the batch's cached changes are gone when a later batch
+    reads it). Through Arrow: a frame built from Python rows is a Python RDD, and every guard
+    that read it would start Python workers (a run's second batch took 1.1 s longer, starting
+    them)."""
+    return frame.sparkSession.createDataFrame(frame.toArrow(), frame.schema)
+
+
 def as_frame(frames: list[DataFrame]) -> DataFrame | None:
     return reduce(DataFrame.unionByName, frames) if frames else None
