@@ -4,9 +4,9 @@ batches, end in the same table as a plain-Python replay in source order. Updates
 TOASTable text `v` unchanged send Postgres' placeholder for it, under REPLICA IDENTITY DEFAULT
 (no `before`) or FULL (`before` holds the old row, its text itself sometimes a placeholder); `v`
 is often NULL; keys are deleted and inserted again. Each event is encoded as one of the ways
-real streams send it: with or without the schema wrapper, decimals (of 2 and of 16 places) as base64 bytes or JSON
-numbers, field names as configured or in upper case. Spark runs the batches' expressions
-compiled or interpreted, as each process draws."""
+real streams send it: with or without the schema wrapper, decimals (of 2 and of 16 places) as
+base64 bytes or JSON numbers, field names as configured or in upper case. Spark runs the
+batches' expressions compiled or interpreted, as each process draws."""
 
 from __future__ import annotations
 

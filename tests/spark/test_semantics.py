@@ -15,6 +15,7 @@ from devtools.encode import EventWriter
 from cdc_delta.batch.runner import BatchHandler
 from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
 from cdc_delta.errors import SchemaChangeRefused, TruncateRefused, WriterBusy
+from cdc_delta.frame import SEQ_COLUMN, SEQ_TYPE, TS_COLUMN
 from cdc_delta.ops.replay import replay_quarantine
 from cdc_delta.run.writer_lock import exclusive
 from cdc_delta.sinks.current_state.recent_tombstones import KEEP_BATCHES, held_copy
@@ -170,11 +171,13 @@ def test_late_changes_stay_out_whether_their_tombstone_is_held_or_read_again(spa
 # a key column of every type a config may declare, at its edges
 EVERY_KEY_TYPE = ("b boolean, i8 tinyint, i16 smallint, i32 int, i64 bigint, f float, d double, s string, "
                   "bin binary, day date, ts timestamp, ntz timestamp_ntz, dec decimal(38,10)")
+LAST_MICROSECOND = dt.datetime(9999, 12, 31, 23, 59, 59, 999999)
 KEY_EDGES = [
     (True, -128, -32768, -2**31, -2**63, float("nan"), -0.0, "", b"", dt.date(1, 1, 1),
-     dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(1, 1, 1), Decimal("-9999999999999999999999999999.9999999999")),
-    (False, 127, 32767, 2**31 - 1, 2**63 - 1, float("inf"), 5e-324, "ü\u0000\U0001F600", b"\x00\xff", dt.date(9999, 12, 31),
-     dt.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone.utc), dt.datetime(9999, 12, 31, 23, 59, 59, 999999),
+     dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(1, 1, 1),
+     Decimal("-9999999999999999999999999999.9999999999")),
+    (False, 127, 32767, 2**31 - 1, 2**63 - 1, float("inf"), 5e-324, "ü\u0000\U0001F600", b"\x00\xff",
+     dt.date(9999, 12, 31), LAST_MICROSECOND.replace(tzinfo=dt.timezone.utc), LAST_MICROSECOND,
      Decimal("0.0000000001")),
 ]
 
@@ -183,7 +186,6 @@ def test_held_tombstones_keep_every_key_type_exactly_and_start_no_python_worker(
     """The guard's held copy of a batch's tombstones: every key type at its edges, the position
     and source time, as the batch had them; and read in the JVM (a Python RDD would start
     Python workers in every guard that reads it)."""
-    from cdc_delta.frame import SEQ_COLUMN, SEQ_TYPE, TS_COLUMN
     position = dict(text=None, p1=2**63 - 1, p2=-1, p3=0, stream=1, origin="topic", partition=2, offset=7, op_rank=3)
     rows = [(*edges, position, -2**63 + n) for n, edges in enumerate(KEY_EDGES)]
     tombstones = spark.createDataFrame(rows, f"{EVERY_KEY_TYPE}, {SEQ_COLUMN} {SEQ_TYPE}, {TS_COLUMN} bigint")
