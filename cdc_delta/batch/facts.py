@@ -4,6 +4,7 @@ batch decides in the driver comes from these rows."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Mapping
 
 from pyspark.sql import Column, DataFrame, Row
@@ -40,14 +41,23 @@ def origins_query(decoded: DataFrame) -> DataFrame:
     aggregate is then a count, sum or max, which Spark compiles, where a set of names per
     group (collect_set) and a case check per record ran interpreted: 5.6 µs per record
     before, under 2 after (`python -m benchmarks.decode_stages`)."""
+    grouping, aggregates = _origins_columns()
+    return decoded.groupBy(*grouping).agg(*aggregates)
+
+
+@lru_cache(maxsize=1)
+def _origins_columns() -> tuple[tuple[Column, ...], tuple[Column, ...]]:
+    """The grouping and aggregates of `origins_query`, built once: from Python, call by call
+    through Py4J, they cost the driver 0.05 s before each batch's first job."""
     ok = F.col(TABLE).isNotNull() & F.col(ERROR).isNull()
     envelope_bad = F.col(TABLE).isNull() & F.col(ERROR).isNotNull()
     image = F.when(F.col(OP) == "d", F.col(BEFORE)).otherwise(F.col(AFTER))
-    return (decoded.groupBy(*ORIGIN_KEYS, F.when(ok, F.col(SCHEMA)).alias("schema"),
-                            F.when(ok, F.sort_array(F.map_keys(image))).alias("names"))
-            .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col(IS_TOMBSTONE).cast("int")).alias("tomb"),
-                 F.max(OFFSET).alias("last"), F.sum(envelope_bad.cast("int")).alias("bad"),
-                 F.max(ok.cast("int")).alias("ok")))
+    grouping = (*[F.col(k) for k in ORIGIN_KEYS], F.when(ok, F.col(SCHEMA)).alias("schema"),
+                F.when(ok, F.sort_array(F.map_keys(image))).alias("names"))
+    aggregates = (F.count(F.lit(1)).alias("n"), F.sum(F.col(IS_TOMBSTONE).cast("int")).alias("tomb"),
+                  F.max(OFFSET).alias("last"), F.sum(envelope_bad.cast("int")).alias("bad"),
+                  F.max(ok.cast("int")).alias("ok"))
+    return grouping, aggregates
 
 
 def _merge_origin(into: dict, r: Row) -> None:
@@ -78,30 +88,17 @@ def count_origins(origins: list[Row], report: BatchReport) -> int:
     return report.records_in
 
 
-def table_facts(changes: Mapping[str, DataFrame], views: Mapping[str, TableView],
-                wanted: Mapping[str, dict[str, Column]]) -> tuple[dict[str, dict[str, Row]], int]:
+def table_facts(changes: Mapping[str, DataFrame], views: Mapping[str, TableView]
+                ) -> tuple[dict[str, dict[str, Row]], int]:
     """One job for all tables: per table and op of its good changes, the count, newest and
     oldest position, newest source time, the range of the first key (when it is an integer),
-    key changes, the columns in which a change still has a TOAST placeholder and the sums of
-    the flags its sinks asked for (`wanted`: per table, name -> boolean Column); and the
+    key changes and the columns in which a change still has a TOAST placeholder; and the
     number of bad changes of all tables."""
-    names = sorted({n for flags in wanted.values() for n in flags})
-    parts = [df.select(F.lit(name).alias("table"), OP, F.col(ERROR).isNull().alias("ok"), SEQ_COLUMN, TS_COLUMN,
-                       _orderable_key(views[name]).alias("key"),
-                       col(previous_key(views[name].keys[0])).isNotNull().alias("kc"),
-                       _placeholder_columns(views[name]).alias("phc"),
-                       *[wanted.get(name, {}).get(n, F.lit(False)).alias(n) for n in names])
-             for name, df in changes.items()]
+    parts = [df.select(*_fact_inputs(name, views[name])) for name, df in changes.items()]
     every = parts[0]
     for p in parts[1:]:
         every = every.unionAll(p)
-    rows = every.groupBy("table", OP, "ok").agg(
-        F.count(F.lit(1)).alias("n"), F.max(SEQ_COLUMN).alias("seq"), F.min(SEQ_COLUMN).alias("seq_min"),
-        F.max(TS_COLUMN).alias("ts"),
-        F.min("key").alias("key_min"), F.max("key").alias("key_max"),
-        F.sum(F.col("kc").cast("int")).alias("key_changes"),
-        F.array_sort(F.array_distinct(F.flatten(F.collect_set("phc")))).alias("placeholder_columns"),
-        *[F.sum(F.col(n).cast("int")).alias(n) for n in names]).collect()
+    rows = every.groupBy("table", OP, "ok").agg(*_fact_aggregates()).collect()
     facts: dict[str, dict[str, Row]] = {}
     for r in rows:
         if r["ok"]:
@@ -109,14 +106,29 @@ def table_facts(changes: Mapping[str, DataFrame], views: Mapping[str, TableView]
     return facts, sum(r["n"] for r in rows if not r["ok"])
 
 
-def _orderable_key(view: TableView) -> Column:
-    """The first key as a bigint when it is an integer column (its range bounds the MERGE), else NULL."""
+def _fact_inputs(name: str, view: TableView) -> tuple[Column, ...]:
+    """What `table_facts` reads of one table's changes."""
     first = view.keys[0]
-    kind = view.columns[first].kind if first in view.columns else None
-    return col(first).cast("bigint") if kind == "integral" else F.lit(None).cast("bigint")
+    integral = first in view.columns and view.columns[first].kind == "integral"
+    return _fact_inputs_of(name, first, integral, tuple(view.values))
 
 
-def _placeholder_columns(view: TableView) -> Column:
-    """The names of the columns whose value is still a TOAST placeholder."""
-    names = [F.when(col(unavailable(c)), F.lit(c)) for c in view.values]
-    return F.array_compact(F.array(*names, F.lit(None).cast("string")))
+@lru_cache(maxsize=256)
+def _fact_inputs_of(name: str, first_key: str, integral: bool, values: tuple[str, ...]) -> tuple[Column, ...]:
+    """`_fact_inputs`, built once per table shape: from Python, call by call through Py4J,
+    they cost the driver 0.04 s before each batch's facts job. The first key as a bigint when
+    it is an integer column (its range bounds the MERGE), else NULL; and the names of the
+    columns whose value is still a TOAST placeholder."""
+    key = col(first_key).cast("bigint") if integral else F.lit(None).cast("bigint")
+    placeholders = [F.when(col(unavailable(c)), F.lit(c)) for c in values]
+    return (F.lit(name).alias("table"), F.col(OP), F.col(ERROR).isNull().alias("ok"), F.col(SEQ_COLUMN),
+            F.col(TS_COLUMN), key.alias("key"), col(previous_key(first_key)).isNotNull().alias("kc"),
+            F.array_compact(F.array(*placeholders, F.lit(None).cast("string"))).alias("phc"))
+
+
+@lru_cache(maxsize=1)
+def _fact_aggregates() -> tuple[Column, ...]:
+    return (F.count(F.lit(1)).alias("n"), F.max(SEQ_COLUMN).alias("seq"), F.min(SEQ_COLUMN).alias("seq_min"),
+            F.max(TS_COLUMN).alias("ts"), F.min("key").alias("key_min"), F.max("key").alias("key_max"),
+            F.sum(F.col("kc").cast("int")).alias("key_changes"),
+            F.array_sort(F.array_distinct(F.flatten(F.collect_set("phc")))).alias("placeholder_columns"))

@@ -81,9 +81,6 @@ class BatchHandler:
     def _table_sinks(self) -> list[TableSink]:
         return [sink for sinks in self.sinks.values() for sink in sinks]
 
-    def _fact_columns(self, table: str) -> dict:
-        return {name: flag for sink in self.sinks[table] for name, flag in sink.fact_columns().items()}
-
     def __call__(self, raw: DataFrame, batch_id: int) -> None:
         self.busy = True
         try:
@@ -179,7 +176,9 @@ class BatchHandler:
             changes[name] = table_changes(decoded, views[name]).persist()
 
         side_by_side(one, list(views))
-        return table_facts(changes, views, {n: self._fact_columns(n) for n in views})
+        for sink in (s for name in views for s in self.sinks[name]):
+            sink.before_facts()
+        return table_facts(changes, views)
 
     @staticmethod
     def _unpersist(changes: dict[str, DataFrame]) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Protocol, TypeVar
 
-from pyspark.sql import Column, DataFrame, Row, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 
 from ..config.models import TableSpec
 from ..report import BatchContext
@@ -44,7 +44,7 @@ class TableInput:
     view: TableView
     changes: DataFrame                 # the table's good changes, in no order
     # per op of those changes: n, seq (newest position), ts (newest source time), key_changes,
-    # placeholder_columns, and the sums of the sink's own fact columns (see TableSink.fact_columns)
+    # placeholder_columns (see batch/facts.py: table_facts)
     facts: Mapping[str, Row]
 
     def key_range(self) -> tuple[int, int] | None:
@@ -58,9 +58,9 @@ class TableInput:
 class TableSink(Sink[TableInput, TableFigures], Protocol):
     name: str      # the table's name in the config
 
-    def fact_columns(self) -> dict[str, Column]:
-        """Flags over the table's changes to count in the batch's one facts job (name -> a
-        boolean Column); asked once per batch, before the facts are read."""
+    def before_facts(self) -> None:
+        """Read what the sink keeps between batches and decides by (the guard's bounds); once
+        per batch, beside its first job and before its facts are read."""
 
 
 def configure_existing(spark: SparkSession, where: DeltaLocation, spec: TableSpec) -> None:

@@ -57,8 +57,8 @@ class KafkaRoute:
         source = self.config.source
         create_topics(source.bootstrap_servers, {self.route.topic: 1}, source.options)
 
-    def fact_columns(self) -> dict[str, Column]:
-        return {}
+    def before_facts(self) -> None:
+        pass
 
     def close(self) -> None:
         if self.producer is not None:

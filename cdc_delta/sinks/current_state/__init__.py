@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Callable
 
-from pyspark.sql import Column, DataFrame, Row, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from ...report import BatchContext
@@ -78,11 +78,10 @@ class CurrentState:
     def close(self) -> None:
         pass
 
-    def fact_columns(self) -> dict[str, Column]:
+    def before_facts(self) -> None:
         if self.bounds is None or not self.held:
             self.bounds = self._load_bounds()
             self.recent = RecentTombstones(self.bounds.tombstone) if self.held else None
-        return {"older_than_tombstone": self.bounds.older_than_tombstone()}
 
     def write(self, batch: BatchContext, table: TableInput) -> TableFigures:
         facts, report = table.facts, batch.report
@@ -234,9 +233,9 @@ class CurrentState:
         """The tombstones after the batch's oldest change (Delta skips the files wholly before
         it, so a long-running table reads only its recent tombstones), when some change of the
         batch is older than the newest tombstone."""
-        if not any(r["older_than_tombstone"] for r in facts.values()):
-            return None
         since = oldest([r["seq_min"] for r in facts.values()])
+        if not self.bounds.after(since):
+            return None
         if self.recent is not None and self.recent.covers(since):
             held = as_frame(self.recent.after(since))
             # rows held in the driver (at most KEEP_BATCHES x MAX_ROWS_HELD): sent to each task,

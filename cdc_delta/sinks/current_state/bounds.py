@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark.sql import Column, Row, SparkSession
+from pyspark.sql import Row, SparkSession
 from pyspark.sql import functions as F
 
 from ...frame import SEQ_COLUMN
 from ...lake.tables import DeltaLocation
-from ...steps.position import newer, seq_literal
+from ...steps.position import newer, seq_order
 
 
 @dataclass
@@ -34,11 +34,10 @@ class GuardBounds:
         row = tomb.crossJoin(trunc.withColumnRenamed("newest", "truncate")).first()
         return cls(row["newest"], row["truncate"])
 
-    def older_than_tombstone(self) -> Column:
-        """True for a change before the newest tombstone (a count of these decides the join)."""
-        if self.tombstone is None:
-            return F.lit(False)
-        return F.col(SEQ_COLUMN) < seq_literal(self.tombstone)
+    def after(self, seq: Row | None) -> bool:
+        """The newest tombstone is after position `seq` (a batch's oldest change): only then
+        may a change of the batch be older than a tombstone, and the guard read them."""
+        return self.tombstone is not None and seq is not None and seq_order(seq) < seq_order(self.tombstone)
 
     def raise_tombstone(self, seq: Row) -> None:
         self.tombstone = newer(self.tombstone, seq)

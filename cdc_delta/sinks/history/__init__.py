@@ -8,7 +8,7 @@ changes."""
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ...config.models import TableSpec
@@ -48,8 +48,8 @@ class History:
     def close(self) -> None:
         pass
 
-    def fact_columns(self) -> dict[str, Column]:
-        return {}
+    def before_facts(self) -> None:
+        pass
 
     def write(self, batch: BatchContext, table: TableInput) -> TableFigures:
         facts, view, figures = table.facts, table.view, TableFigures()
