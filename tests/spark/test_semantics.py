@@ -18,6 +18,7 @@ from cdc_delta.errors import SchemaChangeRefused, TruncateRefused, WriterBusy
 from cdc_delta.frame import SEQ_COLUMN, SEQ_TYPE, TS_COLUMN
 from cdc_delta.ops.replay import replay_quarantine
 from cdc_delta.run.writer_lock import exclusive
+from cdc_delta.sinks.current_state import companions
 from cdc_delta.sinks.current_state.recent_tombstones import KEEP_BATCHES, held_copy
 
 from .helpers import handler, make_config, quarantine_rows, raw_batch, table_rows
@@ -105,6 +106,27 @@ def test_truncate_policies(spark, tmp_path):
     with pytest.raises(TruncateRefused) as info:
         h.process(raw_batch(spark, [PG.truncate(20, 2)]), 0)
     assert info.value.table == "items"
+
+
+def test_the_truncate_marker_and_toast_counts_are_kept_exactly_without_a_python_worker(spark, tmp_path, monkeypatch):
+    """The companions' one-row frames (a truncate's marker, a batch's unresolved TOAST counts)
+    are built in the JVM: a frame of Python rows would start Python workers to be written."""
+    written = []
+    real_append = companions.append_once
+    monkeypatch.setattr(companions, "append_once", lambda frame, *a: written.append(frame) or real_append(frame, *a))
+    config, h = setup(spark, tmp_path)
+    h.process(raw_batch(spark, [PG.event("c", None, row(1), 10, 1), PG.truncate(30, 3)]), 0)
+    h.process(raw_batch(spark, [PG.event("u", None, row(2, TOAST_PLACEHOLDER, 2), 40, 4)], first_offset=2), 1)
+    assert len(written) == 2 and all("PythonRDD" not in f._jdf.queryExecution().toRdd().toDebugString()
+                                     for f in written)
+    lake = tmp_path / "lake" / "items"
+    truncates = spark.read.format("delta").load(str(lake / "_cdc_truncates"))
+    assert [r.asDict(recursive=True) for r in truncates.collect()] == [{
+        SEQ_COLUMN: dict(text="", p1=30, p2=0, p3=0, stream=1, origin="", partition=0, offset=1, op_rank=4),
+        TS_COLUMN: 3, "batch_id": 0}]
+    counts = spark.read.format("delta").load(str(lake / "_cdc_toast_unresolved"))
+    assert [tuple(r) for r in counts.collect()] == [(1, "note", 1)]
+    assert all(f.nullable for f in counts.schema.fields)
 
 
 def test_snapshot_ranks_below_streaming_at_same_position(spark, tmp_path):

@@ -3,7 +3,7 @@ keys deleted out of order), its truncates, and its unresolved TOAST counts."""
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Row, SparkSession
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from ...frame import OP, SEQ_COLUMN, SEQ_TYPE, TS_COLUMN
@@ -27,8 +27,8 @@ def apply_truncate(spark: SparkSession, target: DeltaLocation, truncate_seq: Row
     count = target.read(spark).filter(F.col(SEQ_COLUMN) < boundary).count()
     if count:
         target.table(spark).delete(F.col(SEQ_COLUMN) < boundary)
-    marker = spark.createDataFrame([(truncate_seq, source_ts, batch_id)],
-                                   f"{SEQ_COLUMN} {SEQ_TYPE}, {TS_COLUMN} bigint, batch_id bigint")
+    marker = one_row(spark, boundary.alias(SEQ_COLUMN), F.lit(source_ts).cast("bigint").alias(TS_COLUMN),
+                     F.lit(batch_id).cast("bigint").alias("batch_id"))
     append_once(marker, target.child("truncates"), app_id, batch_id, locked)
     return count
 
@@ -57,11 +57,19 @@ def collect_tombstones(spark: SparkSession, target: DeltaLocation, newest_source
     return count
 
 
+def one_row(spark: SparkSession, *columns: Column) -> DataFrame:
+    """A frame of the driver's values, as literals over one row: read in the JVM alone. A frame
+    built from Python rows is a Python RDD, and writing it starts Python workers (their daemon
+    takes about a second to start in a run's first such write)."""
+    return spark.range(1).select(*columns)
+
+
 def record_unresolved(spark: SparkSession, target: DeltaLocation, counts: dict[str, int], batch_id: int,
                       app_id: str, locked: bool) -> None:
     """Keep a batch's unresolved TOAST counts beside the table (created when first needed), for
     `status`; idempotent per batch like every append."""
     if counts:
-        rows = spark.createDataFrame([(batch_id, c, n) for c, n in counts.items()],
-                                     "batch_id bigint, `column` string, `values` bigint")
+        rows = one_row(spark, F.inline(F.array(*[
+            F.struct(F.lit(batch_id).cast("bigint").alias("batch_id"), F.lit(c).alias("column"),
+                     F.lit(n).cast("bigint").alias("values")) for c, n in counts.items()])))
         append_once(rows, target.child("toast_unresolved"), f"{app_id}:toast", batch_id, locked)
