@@ -171,12 +171,13 @@ class BatchHandler:
                            ) -> tuple[dict[str, dict[str, Row]], int]:
         """Each table's changes on its view (persisted into `changes`), tables side by side: in
         a cold batch most of this is building each table's decoders from Python, call by call
-        through Py4J, mostly waiting on the JVM; then their facts, in one job."""
+        through Py4J, mostly waiting on the JVM; then, once each sink has read what it keeps
+        between batches (`before_facts`), their facts, in one job."""
         def one(name: str) -> None:
             changes[name] = table_changes(decoded, views[name]).persist()
 
         side_by_side(one, list(views))
-        for sink in (s for name in views for s in self.sinks[name]):
+        for sink in self._table_sinks():
             sink.before_facts()
         return table_facts(changes, views)
 
