@@ -41,6 +41,11 @@ LOCAL_DEFAULTS = {
     # side of each partition is this small, a hash join on it in place of sorting those rows
     # (garbage collection per 1k-event batch into 1M rows 0.9 s -> 0.55 s, benchmarks/ab.py)
     "spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold": "64m",
+    # the same hash join where a batch runs without adaptive execution (batch/codegen.py: its
+    # tables under 128 MB): the planner then picks it from the sizes it knows, when one side is
+    # under 20 MB (10 MB per shuffle partition) and a third of the other, as the changes are
+    # (1k-event batches into 1M rows 0.97x the seconds, garbage collection 0.47 -> 0.32 s; README)
+    "spark.sql.join.preferSortMergeJoin": "false",
     # a batch's decode compiles to methods over HotSpot's 8,000-byte limit, which the JIT never
     # compiles: past this size Spark generates code per operator instead, in smaller methods
     # (Spark's own advice on HotSpot; 100k-event snapshot batches 7.88 s -> 6.89 s, benchmarks/ab.py)
