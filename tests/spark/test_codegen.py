@@ -101,3 +101,16 @@ def test_a_setting_that_is_no_number_of_records_is_refused(spark, setting, value
     with pytest.raises(ConfigError) as err:
         Codegen(spark, lambda: [])
     assert err.value.field == INTERPRET_BELOW and err.value.value == value
+
+
+def test_without_adaptive_execution_a_few_changes_are_joined_to_the_table_by_hash(spark, setting, tmp_path):
+    """A MERGE's rewrite is a full outer join of its changes to the rows of the files it
+    rewrites: the local session plans it as a hash table of the changes, not a sort of the rows
+    (infra/session.py), also in a batch that runs without adaptive execution."""
+    spark.conf.set(ADAPTIVE, "false")
+    table = table_of(spark, tmp_path / "t", 10_000)
+    changes = spark.range(0, 20_000, 1000).selectExpr("id", "'new' AS text")
+    joined = changes.alias("s").join(table.read(spark).alias("t"), "id", "full_outer")
+    plan = joined._jdf.queryExecution().executedPlan().toString()
+    assert "ShuffledHashJoin" in plan and "SortMergeJoin" not in plan
+    assert joined.count() == 10_000 + 10
