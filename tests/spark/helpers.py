@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any, Iterable
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from cdc_delta.batch import BatchHandler
 from cdc_delta.debezium.logical import TOAST_PLACEHOLDER, TOAST_PLACEHOLDER_B64
@@ -15,6 +17,11 @@ from cdc_delta.lake.tables import DeltaLocation
 from cdc_delta.infra.names import col
 
 PLACEHOLDER_VALUES = (TOAST_PLACEHOLDER, TOAST_PLACEHOLDER_B64)
+# instants where a timestamp's storage may slip: the first and last microsecond of the calendar,
+# both sides of the Gregorian switch, before 1900 and the epoch (Spark rebased older values)
+TIMESTAMP_EDGES = [dt.datetime(1, 1, 1), dt.datetime(1582, 10, 4, 23, 59, 59, 999999), dt.datetime(1582, 10, 15),
+                   dt.datetime(1899, 12, 31, 23, 59, 59, 999999), dt.datetime(1969, 12, 31, 23, 59, 59, 999999),
+                   dt.datetime(2024, 2, 29, 12, 0, 0, 1), dt.datetime(9999, 12, 31, 23, 59, 59, 999999)]
 
 
 def make_config(tmp: Path, tables: list[dict], **extra: Any) -> PipelineConfig:
@@ -36,11 +43,13 @@ def raw_batch(spark: SparkSession, values: Iterable[str | bytes | None], topic: 
     return df if old_keys else df.drop("old_key")
 
 
-def table_rows(spark: SparkSession, config: PipelineConfig, name: str) -> list[dict]:
+def table_rows(spark: SparkSession, config: PipelineConfig, name: str, micros: Iterable[str] = ()) -> list[dict]:
+    """`micros`: timestamp columns read as microseconds since the epoch (PySpark can not bring
+    a timestamp of year 1 into Python)."""
     spec = next(t for t in config.tables if t.name == name)
     df = DeltaLocation.of(config.target_of(spec)).read(spark)
-    cols = [c for c in df.columns if not c.startswith("_cdc_")]
-    rows = [r.asDict() for r in df.select(*[col(c) for c in cols]).orderBy(*[col(k) for k in spec.keys]).collect()]
+    cols = [F.unix_micros(col(c)).alias(c) if c in micros else col(c) for c in df.columns if not c.startswith("_cdc_")]
+    rows = [r.asDict() for r in df.select(*cols).orderBy(*[col(k) for k in spec.keys]).collect()]
     landed = [r for r in rows for v in r.values() if _as_text(v) in PLACEHOLDER_VALUES]
     assert not landed, f"the TOAST placeholder landed in table {name}: {landed}"
     return rows

@@ -1,6 +1,7 @@
 """Exact values, always: TOAST placeholders under redelivery and both replica identities, JSON
-numbers as exact decimals, Bits, field names in another case, integers into booleans. Each case
-here once wrote a wrong value without a word."""
+numbers as exact decimals, Bits, field names in another case, integers into booleans; and
+timestamps at the calendar's edges, as the files store them. Each case but the last here once
+wrote a wrong value without a word."""
 
 from __future__ import annotations
 
@@ -8,16 +9,20 @@ import base64
 import json
 import threading
 from decimal import Decimal
+from urllib.parse import unquote, urlparse
 
+import pyarrow.parquet as pq
 import pytest
+from pyspark.sql import functions as F
 
 from cdc_delta import cli
-from devtools.encode import EventWriter, decimal_b64
+from devtools.encode import EventWriter, decimal_b64, encode_value
 from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
 from cdc_delta.errors import ColumnNameClash
+from cdc_delta.lake.tables import DeltaLocation
 from cdc_delta.ops.status import collect_status
 
-from .helpers import handler, make_config, quarantine_rows, raw_batch, table_rows
+from .helpers import TIMESTAMP_EDGES, handler, make_config, quarantine_rows, raw_batch, table_rows
 from .replay import write_config
 
 pytestmark = pytest.mark.spark
@@ -293,3 +298,56 @@ def test_int16_into_boolean(spark, tmp_path, wrapped):
     assert table_rows(spark, config, "items") == [{"id": 0, "flag": False}, {"id": 1, "flag": True}]
     (bad,) = quarantine_rows(spark, config)
     assert "column 'flag': value '2' does not decode as boolean" in bad["reason"]
+
+
+# --- 8. timestamps: Parquet's INT64 microseconds in the files, exact at the edges -----------------
+
+TIMESTAMP_TYPE = "spark.sql.parquet.outputTimestampType"
+INT64_MICROS, INT96 = ("INT64", "microseconds"), ("INT96", None)
+
+
+def stored_micros(table) -> dict[int, int]:
+    return {r["id"]: r["micros"] for r in table.select("id", F.unix_micros("at").alias("micros")).collect()}
+
+
+def timestamp_storage(table) -> set[tuple]:
+    """How the data files of the table's newest version store column `at`: Parquet's
+    physical type, and the time unit of its logical type (INT96 has none)."""
+    kinds = set()
+    for file in table.inputFiles():
+        (at,) = [c for c in pq.ParquetFile(unquote(urlparse(file).path)).schema if c.name == "at"]
+        kinds.add((at.physical_type, json.loads(at.logical_type.to_json()).get("timeUnit")))
+    return kinds
+
+
+def test_timestamps_are_stored_as_int64_microseconds_and_exact_at_the_edges(spark, tmp_path):
+    """A table written before the local session stored timestamps as INT64 microseconds holds
+    INT96 files (Spark's default, which readers such as DataFusion take as nanoseconds). New
+    rows land beside them in an INT64 file, and an update rewrites the old file as INT64: at
+    each step every value is the source's microsecond, before the Gregorian switch and at year
+    9999 too."""
+    columns = {"id": "bigint", "at": "timestamp"}
+    config, h = setup(spark, tmp_path, {"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": columns})
+    writer = EventWriter("postgresql", "items", columns)
+    table = lambda: DeltaLocation.of(config.target_of(config.tables[0])).read(spark)  # noqa: E731
+    edges = {i: encode_value(at, "timestamp") for i, at in enumerate(TIMESTAMP_EDGES)}
+    default = spark.conf.get(TIMESTAMP_TYPE)
+    spark.conf.set(TIMESTAMP_TYPE, "INT96")
+    try:
+        h.process(raw_batch(spark, [writer.event("c", None, {"id": i, "at": at}, 10 + i, 1)
+                                    for i, at in enumerate(TIMESTAMP_EDGES)]), 0)
+    finally:
+        spark.conf.set(TIMESTAMP_TYPE, default)
+    assert timestamp_storage(table()) == {INT96}
+
+    new_keys = [writer.event("c", None, {"id": 100 + i, "at": at}, 100 + i, 2) for i, at in enumerate(TIMESTAMP_EDGES)]
+    h.process(raw_batch(spark, new_keys, first_offset=100), 1)
+    assert timestamp_storage(table()) == {INT96, INT64_MICROS}
+    assert stored_micros(table()) == {**edges, **{100 + i: m for i, m in edges.items()}}
+
+    moved = TIMESTAMP_EDGES[1:] + TIMESTAMP_EDGES[:1]
+    h.process(raw_batch(spark, [writer.event("u", None, {"id": i, "at": at}, 200 + i, 3)
+                                for i, at in enumerate(moved)], first_offset=200), 2)
+    assert timestamp_storage(table()) == {INT64_MICROS}
+    assert stored_micros(table()) == {**{i: encode_value(at, "timestamp") for i, at in enumerate(moved)},
+                                      **{100 + i: m for i, m in edges.items()}}
