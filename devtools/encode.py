@@ -13,7 +13,7 @@ import base64
 import datetime as dt
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
 from typing import Any, Mapping
 
@@ -30,8 +30,11 @@ def decimal_b64(value: Decimal, scale: int) -> str:
     return base64.b64encode(unscaled.to_bytes(size, "big", signed=True)).decode()
 
 
-def _connect_field(name: str, sql_type: str) -> dict[str, Any]:
+def _connect_field(name: str, sql_type: str, encoding: str | None = None) -> dict[str, Any]:
     t = sql_type.lower()
+    if encoding is not None:   # one of Debezium's time encodings: ZonedTimestamp is text, the others integers
+        base = "string" if encoding == "ZonedTimestamp" else "int64"
+        return {"type": base, "optional": True, "name": f"io.debezium.time.{encoding}", "version": 1, "field": name}
     if t.startswith("decimal"):
         p, s = (int(x) for x in t[8:-1].split(","))
         return {"type": "bytes", "optional": True, "name": "org.apache.kafka.connect.data.Decimal",
@@ -75,6 +78,9 @@ class EventWriter:
     server: str = "dbserver1"
     decimals: str = "base64"            # or "numeric": JSON numbers
     upper_case_fields: bool = False     # the images and the schema name the columns in upper case
+    # column -> a Debezium time encoding (NanoTimestamp, ZonedTimestamp, …) the schema names;
+    # the rows give such a column's values already encoded
+    encodings: Mapping[str, str] = field(default_factory=dict)
 
     def event(self, op: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
               position: int, ts_ms: int, snapshot: bool = False) -> str:
@@ -91,7 +97,7 @@ class EventWriter:
     def _image(self, row: Mapping[str, Any] | None) -> dict[str, Any] | None:
         if row is None:
             return None
-        return {self._field(c): encode_value(row.get(c), self.columns[c], self.decimals)
+        return {self._field(c): row[c] if c in self.encodings else encode_value(row.get(c), self.columns[c], self.decimals)
                 for c in self.columns if c in row}
 
     def _field(self, column: str) -> str:
@@ -109,7 +115,7 @@ class EventWriter:
 
     def _schema(self) -> dict[str, Any]:
         value = {"type": "struct", "optional": True, "name": f"{self.server}.{self.table}.Value",
-                 "fields": [_connect_field(self._field(c), t) for c, t in self.columns.items()]}
+                 "fields": [_connect_field(self._field(c), t, self.encodings.get(c)) for c, t in self.columns.items()]}
         return {"type": "struct", "optional": False, "name": f"{self.server}.{self.table}.Envelope", "fields": [
             {**value, "field": "before"}, {**value, "field": "after"},
             {"type": "string", "optional": False, "field": "op"},

@@ -18,6 +18,15 @@ TOAST_PLACEHOLDER = "__debezium_unavailable_value"
 TOAST_PLACEHOLDER_B64 = "X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ=="
 DEFAULT_TIMESTAMP_ENCODING = "MicroTimestamp"
 INTEGER_TEXT = r"^-?[0-9]+$"
+# an instant's integer encodings, in microseconds per unit ("nanos": a thousandth)
+INSTANT_UNITS = {"Timestamp": 1000, "MicroTimestamp": 1, "NanoTimestamp": "nanos", "Date": 86_400_000_000}
+MICROS_PER_DAY = 86_400_000_000
+# 0001-01-01 00:00 to 9999-12-31 23:59:59.999999 UTC: what Spark and Delta hold
+MICROS_WITHIN_YEARS = (-62_135_596_800_000_000, 253_402_300_799_999_999)
+# an offset or zone after the time of day ('Z', '+02:00', ' UTC', ' Europe/Paris')
+ZONE_TEXT = r"[0-9]{2}:[0-9]{2}.*[A-Za-z+-]"
+# a fraction of a second with a non-zero digit after the sixth
+PART_OF_MICROSECOND_TEXT = r"\.[0-9]{6}[0-9]*[1-9]"
 BASE64_TEXT = r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 
 
@@ -52,9 +61,9 @@ def decode(text: Column, target: SqlType, encoding: str | None, scale: int | Non
     if kind == "decimal":
         return _exact_number(text, target)
     if kind == "date":
-        return _within_years(_to_date(text, encoding), "date")
+        return _to_date(text, encoding)
     if kind == "timestamp":
-        return _within_years(_to_timestamp(text, encoding).try_cast(target.name), target.name)
+        return _to_timestamp(text, encoding, target.name)
     if kind == "string":
         return _time_text(text, encoding) if encoding in ("Time", "MicroTime", "NanoTime") else text
     if kind == "binary":
@@ -132,60 +141,96 @@ def _large_magnitude(h: Column, n: Column, negative: Column) -> Column:
     return F.when(negative, F.try_add(unsigned, F.lit(1))).otherwise(unsigned).try_cast("decimal(38,0)")
 
 
-def _within_years(value: Column, type_name: str) -> Column:
-    """Dates and timestamps outside what Spark and Delta hold (years 1 to 9999) do not decode."""
-    low, high = (F.lit(t).cast(type_name) for t in ("0001-01-01 00:00:00", "9999-12-31 23:59:59.999999"))
-    return F.when(value.between(low, high), value)
-
-
 def _byte(h: Column, i: Column, negative: Column) -> Column:
     b = F.conv(F.substring(h, i * 2 + 1, 2), 16, 10).cast("int")
     return F.when(negative, 255 - b).otherwise(b)
 
 
 def _to_date(text: Column, encoding: str | None) -> Column:
-    integer = text.rlike(INTEGER_TEXT)
+    """Days since the epoch, or ISO-8601 text; an instant's encoding gives its UTC day."""
     if encoding in ("Timestamp", "MicroTimestamp", "NanoTimestamp", "ZonedTimestamp"):
-        return _to_timestamp(text, encoding).try_cast("date")
+        micros = _instant_micros(text, encoding, whole=False)
+        day = F.date_from_unix_date(_floor_div(micros, MICROS_PER_DAY).cast("int"))
+        return F.when(micros.between(*MICROS_WITHIN_YEARS), day)
     days = F.date_add(F.lit("1970-01-01").cast("date"), text.try_cast("int"))
-    return F.when(integer, days).otherwise(text.try_cast("date"))
+    value = F.when(text.rlike(INTEGER_TEXT), days).otherwise(text.try_cast("date"))
+    low, high = (F.lit(d).cast("date") for d in ("0001-01-01", "9999-12-31"))
+    return F.when(value.between(low, high), value)
 
 
-def _to_timestamp(text: Column, encoding: str | None) -> Column:
-    """Integers per encoding (ms, µs, ns since the epoch, UTC); text as ISO-8601."""
+def _to_timestamp(text: Column, encoding: str | None, type_name: str) -> Column:
+    """An instant as `timestamp`, or as `timestamp_ntz` its UTC wall time: from microseconds,
+    never through the session's time zone (a `timestamp_ntz` cast from a `timestamp` takes
+    the session's wall time)."""
+    micros = _instant_micros(text, encoding)
+    micros = F.when(micros.between(*MICROS_WITHIN_YEARS), micros)
+    if type_name == "timestamp_ntz":
+        return F.timestamp_add("MICROSECOND", micros, _ntz_epoch())
+    return F.timestamp_micros(micros)
+
+
+def _instant_micros(text: Column, encoding: str | None, whole: bool = True) -> Column:
+    """Microseconds since the epoch, UTC: integers per encoding (ms, µs, ns, days), text as
+    ISO-8601 at its own offset, or at UTC where it names none. `whole`: null for an instant
+    with a part of a microsecond (NanoTimestamp, or text of 7 to 9 digits of fraction), which
+    no Spark timestamp holds; else that part is dropped."""
     number = text.try_cast("bigint")
-    enc = encoding or DEFAULT_TIMESTAMP_ENCODING
-    if enc == "Timestamp":
-        from_int = F.timestamp_millis(number)
-    elif enc == "NanoTimestamp":
-        from_int = F.timestamp_micros(_floor_div(number, 1000))
-    elif enc == "Date":
-        from_int = F.date_add(F.lit("1970-01-01").cast("date"), number.try_cast("int")).cast("timestamp")
+    unit = INSTANT_UNITS.get(encoding or DEFAULT_TIMESTAMP_ENCODING)
+    if unit == "nanos":
+        from_int = _floor_div(number, 1000)
+        from_int = F.when(F.pmod(number, F.lit(1000)) == 0, from_int) if whole else from_int
     else:
-        from_int = F.timestamp_micros(number)
-    return F.when(text.rlike(INTEGER_TEXT), from_int).otherwise(text.try_cast("timestamp"))
+        from_int = number if unit in (None, 1) else F.try_multiply(number, F.lit(unit))
+    zoned = F.unix_micros(text.try_cast("timestamp"))          # its own offset: no session time zone
+    unzoned = wall_micros(text.try_cast("timestamp_ntz"))
+    from_text = F.when(text.rlike(ZONE_TEXT), zoned).otherwise(unzoned)
+    if whole:
+        from_text = F.when(~text.rlike(PART_OF_MICROSECOND_TEXT), from_text)
+    return F.when(text.rlike(INTEGER_TEXT), from_int).otherwise(from_text)
+
+
+def wall_micros(wall: Column) -> Column:
+    """A `timestamp_ntz` as microseconds since 1970-01-01 00:00 on the same clock, whatever
+    the session's time zone: through its text, read at UTC. A cast to `timestamp`, and Spark's
+    own timestamp_diff, read the wall time in the session's zone (in New York, 02:30 on the
+    morning clocks spring forward came out as 03:30)."""
+    return F.unix_micros(F.concat(wall.cast("string"), F.lit("Z")).try_cast("timestamp"))
+
+
+def _ntz_epoch() -> Column:
+    """1970-01-01 00:00 as `timestamp_ntz`, from text: a Python datetime literal would pass
+    through the session's time zone. (Adding microseconds to it reads no zone.)"""
+    return F.lit("1970-01-01 00:00:00").cast("timestamp_ntz")
 
 
 def _micros_of_day(text: Column, encoding: str | None) -> Column:
+    """Null for a NanoTime with a part of a microsecond."""
     number = text.try_cast("bigint")
     if encoding == "Time":
         return number * 1000
     if encoding == "NanoTime":
-        return _floor_div(number, 1000)
+        return F.when(F.pmod(number, F.lit(1000)) == 0, _floor_div(number, 1000))
     return number
 
 
 def _time_text(text: Column, encoding: str | None) -> Column:
-    """Time of day as 'HH:MM:SS.ffffff' (Delta has no TIME type)."""
-    m = _micros_of_day(text, encoding)
-    ok = (m >= 0) & (m <= 86_400_000_000)
+    """Time of day as 'HH:MM:SS.ffffff' (Delta has no TIME type); NanoTime to the nanosecond,
+    'HH:MM:SS.fffffffff'."""
+    number = text.try_cast("bigint")
+    per_second = 1_000_000_000 if encoding == "NanoTime" else 1_000_000
+    n = number * 1000 if encoding == "Time" else number
+    ok = (n >= 0) & (n <= 86_400 * per_second)
+    seconds = (n / per_second).cast("bigint")
     return F.when(ok, F.format_string(
-        "%02d:%02d:%02d.%06d", (m / 3_600_000_000).cast("bigint"), ((m / 60_000_000) % 60).cast("bigint"),
-        ((m / 1_000_000) % 60).cast("bigint"), (m % 1_000_000).cast("bigint")))
+        "%02d:%02d:%02d.%0" + str(len(str(per_second)) - 1) + "d", (seconds / 3600).cast("bigint"),
+        ((seconds / 60) % 60).cast("bigint"), (seconds % 60).cast("bigint"), (n % per_second).cast("bigint")))
 
 
 def _floor_div(number: Column, by: int) -> Column:
-    exact = (number - F.pmod(number, F.lit(by))).cast("decimal(20,0)") / F.lit(by).cast("decimal(20,0)")
+    """number // by, exactly: in decimals, as the subtraction in bigints overflows near the
+    smallest bigint (and under ANSI mode fails the batch)."""
+    wide = number.cast("decimal(20,0)")
+    exact = (wide - F.pmod(number, F.lit(by)).cast("decimal(20,0)")) / F.lit(by).cast("decimal(20,0)")
     return exact.cast("bigint")
 
 

@@ -17,11 +17,13 @@ from cdc_delta.lake.tables import DeltaLocation
 from cdc_delta.infra.names import col
 
 PLACEHOLDER_VALUES = (TOAST_PLACEHOLDER, TOAST_PLACEHOLDER_B64)
-# instants where a timestamp's storage may slip: the first and last microsecond of the calendar,
-# both sides of the Gregorian switch, before 1900 and the epoch (Spark rebased older values)
+# instants (UTC) where a timestamp may slip: the first and last microsecond of the calendar, both
+# sides of the Gregorian switch, before 1900 and the epoch (Spark rebased older values), and wall
+# times New York's clock skips and passes twice (read in a session's zone, they move an hour)
 TIMESTAMP_EDGES = [dt.datetime(1, 1, 1), dt.datetime(1582, 10, 4, 23, 59, 59, 999999), dt.datetime(1582, 10, 15),
                    dt.datetime(1899, 12, 31, 23, 59, 59, 999999), dt.datetime(1969, 12, 31, 23, 59, 59, 999999),
-                   dt.datetime(2024, 2, 29, 12, 0, 0, 1), dt.datetime(9999, 12, 31, 23, 59, 59, 999999)]
+                   dt.datetime(2024, 2, 29, 12, 0, 0, 1), dt.datetime(2026, 3, 8, 2, 30), dt.datetime(2026, 11, 1, 1, 30),
+                   dt.datetime(9999, 12, 31, 23, 59, 59, 999999)]
 
 
 def make_config(tmp: Path, tables: list[dict], **extra: Any) -> PipelineConfig:

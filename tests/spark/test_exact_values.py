@@ -1,11 +1,13 @@
 """Exact values, always: TOAST placeholders under redelivery and both replica identities, JSON
-numbers as exact decimals, Bits, field names in another case, integers into booleans; and
-timestamps at the calendar's edges, as the files store them. Each case but the last here once
-wrote a wrong value without a word."""
+numbers as exact decimals, Bits, field names in another case, integers into booleans,
+timestamps at the calendar's edges as the files store them, instants to the microsecond and
+wall times in any session time zone. Each case but the files' storage once wrote a wrong value
+without a word."""
 
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import json
 import threading
 from decimal import Decimal
@@ -351,3 +353,36 @@ def test_timestamps_are_stored_as_int64_microseconds_and_exact_at_the_edges(spar
     assert timestamp_storage(table()) == {INT64_MICROS}
     assert stored_micros(table()) == {**{i: encode_value(at, "timestamp") for i, at in enumerate(moved)},
                                       **{100 + i: m for i, m in edges.items()}}
+
+
+# --- 9. instants: to the microsecond, whatever the session's time zone ---------------------------
+
+def test_a_part_of_a_microsecond_is_quarantined_and_wall_times_are_utc_in_any_session_zone(spark, tmp_path):
+    """SQL Server's datetime2(7) and Oracle's TIMESTAMP(9) reach Debezium as NanoTimestamp, or
+    ZonedTimestamp text of 7 to 9 digits of fraction: a part of a microsecond, which no Spark
+    timestamp holds, quarantines its event (it was dropped without a word). A `timestamp_ntz`
+    column holds the instant's UTC wall time on a session set to another time zone, such as a
+    notebook's own (it held the session's wall time, four hours early in New York)."""
+    columns = {"id": "bigint", "at": "timestamp", "wall": "timestamp_ntz"}
+    config, h = setup(spark, tmp_path, {"name": "items", "match": {"table": "items"}, "keys": ["id"], "columns": columns})
+    nanos, zoned = (EventWriter("postgresql", "items", columns, wrapped=True, encodings={"at": e, "wall": e})
+                    for e in ("NanoTimestamp", "ZonedTimestamp"))
+    whole = 1529501823123456000        # 2018-06-20 13:37:03.123456 UTC
+    events = [nanos.event("c", None, {"id": 1, "at": whole, "wall": whole}, 10, 1),
+              nanos.event("c", None, {"id": 2, "at": whole + 789, "wall": whole}, 11, 1),
+              zoned.event("c", None, {"id": 3, "at": "2018-06-20T15:37:03.123456+02:00",
+                                      "wall": "2018-06-20T09:37:03.1234560-04:00"}, 12, 1),
+              zoned.event("c", None, {"id": 4, "at": "2018-06-20T13:37:03Z", "wall": "2018-06-20T13:37:03.123456789Z"}, 13, 1)]
+    default = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        h.process(raw_batch(spark, events), 0)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", default)
+    instant = dt.datetime(2018, 6, 20, 13, 37, 3, 123456)    # collected on the tests' UTC session
+    assert table_rows(spark, config, "items") == [{"id": 1, "at": instant, "wall": instant},
+                                                  {"id": 3, "at": instant, "wall": instant}]
+    assert [r["reason"] for r in quarantine_rows(spark, config)] == [
+        "column 'at': value '1529501823123456789' does not decode as timestamp",
+        "column 'wall': value '2018-06-20T13:37:03.123456789Z' does not decode as timestamp_ntz"]
+

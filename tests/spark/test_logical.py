@@ -8,11 +8,15 @@ import random
 from decimal import Decimal
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
 from cdc_delta.config.types import parse_sql_type
 from devtools.encode import decimal_b64
 from cdc_delta.debezium.logical import decode
+
+from .helpers import TIMESTAMP_EDGES
 
 pytestmark = pytest.mark.spark
 UTC = dt.timezone.utc
@@ -99,10 +103,72 @@ def test_timestamps_ms_micro_nano(spark):
     micros = [micros_of(t) for t in times]
     spark_now = [naive(t) for t in times]
     assert decoded(spark, [str(m) for m in micros], "timestamp_ntz", "MicroTimestamp") == spark_now
-    assert decoded(spark, [str(m * 1000 + 789) for m in micros], "timestamp_ntz", "NanoTimestamp") == spark_now
+    assert decoded(spark, [str(m * 1000) for m in micros], "timestamp_ntz", "NanoTimestamp") == spark_now
+    # a part of a microsecond no Spark timestamp holds: null, which the caller quarantines
+    assert decoded(spark, [str(m * 1000 + 789) for m in micros], "timestamp_ntz", "NanoTimestamp") == [None] * 3
     ms = [m // 1000 for m in micros]
     assert decoded(spark, [str(v) for v in ms], "timestamp_ntz", "Timestamp") == \
         [naive(dt.datetime(1970, 1, 1, tzinfo=UTC) + dt.timedelta(milliseconds=v)) for v in ms]
+
+
+# an instant as Debezium sends it, in nanoseconds since the epoch: each encoding at its own
+# precision (text, with or without an offset, with 0 to 9 digits of fraction), from year 1 to
+# 9999 (NanoTimestamp: what an int64 holds), now and then an edge of the calendar or of a
+# session zone's clock plus some nanoseconds. "text": ISO-8601 without an offset, no encoding.
+ENCODED_UNITS = {"Timestamp": 10**6, "MicroTimestamp": 10**3, "NanoTimestamp": 1, "ZonedTimestamp": 1, "text": 1}
+FIRST_NANOS, LAST_NANOS = -62135596800 * 10**9, 253402300800 * 10**9 - 1
+SESSION_ZONES = ["UTC", "America/New_York", "Asia/Kolkata", "Pacific/Chatham", "America/St_Johns"]
+
+
+@st.composite
+def encoded_instants(draw) -> tuple[str, str, int]:
+    """(text, encoding, nanoseconds since the epoch)."""
+    encoding = draw(st.sampled_from(list(ENCODED_UNITS)))
+    low, high = (-(2**63), 2**63 - 1) if encoding == "NanoTimestamp" else (FIRST_NANOS, LAST_NANOS)
+    edge = st.builds(lambda t, n: micros_of(t.replace(tzinfo=UTC)) * 1000 + n,
+                     st.sampled_from(TIMESTAMP_EDGES), st.integers(0, 999))
+    nanos = draw(st.one_of(edge, st.integers(low, high)).filter(lambda n: low <= n <= high))
+    unit = ENCODED_UNITS[encoding]
+    if encoding not in ("ZonedTimestamp", "text"):
+        return str(nanos // unit), encoding, nanos - nanos % unit
+    digits = draw(st.integers(0, 9))
+    nanos -= nanos % 10 ** (9 - digits)
+    offset = dt.timedelta(minutes=draw(st.integers(-18 * 4, 18 * 4)) * 15) if encoding != "text" else dt.timedelta(0)
+    seconds, fraction = divmod(nanos, 10**9)
+    try:
+        wall = (dt.datetime(1970, 1, 1) + dt.timedelta(seconds=seconds) + offset)
+    except OverflowError:      # the offset takes the wall time past year 1 or 9999
+        wall, offset = dt.datetime(1970, 1, 1) + dt.timedelta(seconds=seconds), dt.timedelta(0)
+    zone = "" if encoding == "text" else dt.timezone(offset).tzname(None)[3:] or "Z"
+    separator = draw(st.sampled_from("T ")) if encoding == "text" else "T"
+    text = wall.isoformat(sep=separator, timespec="seconds") + (f".{fraction:09d}"[:digits + 1] if digits else "") + zone
+    return text, encoding, nanos
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(instants=st.lists(encoded_instants(), min_size=1, max_size=40), zone=st.sampled_from(SESSION_ZONES))
+@example(instants=[("2026-03-08T02:30:00", "text", 1772937000 * 10**9),    # the hour New York's clock skips
+                   ("2026-11-01 01:30:00.000001", "text", 1793496600000001000)], zone="America/New_York")
+def test_instants_decode_exactly_or_not_at_all(spark, instants, zone):
+    """Into `timestamp` and `timestamp_ntz` (the UTC wall time), whatever the session's time
+    zone: the instant's microsecond, or null (quarantined) where it has a part of a microsecond
+    a Spark timestamp can not hold; into `date`, the instant's UTC day."""
+    df = spark.createDataFrame([(i, t, e) for i, (t, e, _) in enumerate(instants)], "i int, t string, e string")
+    by_encoding = lambda sql_type: F.coalesce(*[   # noqa: E731
+        F.when(F.col("e") == e, decode(F.col("t"), parse_sql_type(sql_type), None if e == "text" else e))
+        for e in ENCODED_UNITS])
+    default = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    try:
+        got = df.select("i", F.unix_micros(by_encoding("timestamp")).alias("ts"),
+                        by_encoding("timestamp_ntz").cast("string").alias("ntz"),   # as text: no zone
+                        F.unix_date(by_encoding("date")).alias("date")).orderBy("i").collect()
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", default)
+    for (text, encoding, nanos), row in zip(instants, got):
+        micros = nanos // 1000 if nanos % 1000 == 0 else None
+        wall = None if row["ntz"] is None else micros_of(dt.datetime.fromisoformat(row["ntz"]).replace(tzinfo=UTC))
+        assert (row["ts"], wall, row["date"]) == (micros, micros, nanos // (86_400 * 10**9)), (text, encoding, zone)
 
 
 def test_zoned_timestamps(spark):
@@ -116,8 +182,10 @@ def test_times(spark):
     assert decoded(spark, ["0", "49023123456", "86399999999", "-5"], "string", "MicroTime") == \
         ["00:00:00.000000", "13:37:03.123456", "23:59:59.999999", None]
     assert decoded(spark, ["49023123"], "string", "Time") == ["13:37:03.123000"]
-    assert decoded(spark, ["49023123456789"], "string", "NanoTime") == ["13:37:03.123456"]
-    assert decoded(spark, ["49023123456789"], "bigint", "NanoTime") == [49023123456]
+    assert decoded(spark, ["49023123456789", "0", "86399999999999"], "string", "NanoTime") == \
+        ["13:37:03.123456789", "00:00:00.000000000", "23:59:59.999999999"]
+    # as microseconds of the day, a part of a microsecond is not held: null, quarantined
+    assert decoded(spark, ["49023123456000", "49023123456789"], "bigint", "NanoTime") == [49023123456, None]
 
 
 def test_plain_values_and_range(spark):
