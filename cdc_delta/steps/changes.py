@@ -8,7 +8,7 @@ from pyspark.sql import functions as F
 
 from ..config.models import TableSpec
 from ..config.types import SqlType
-from ..debezium.logical import decode, is_placeholder
+from ..debezium.logical import decode, is_placeholder, wall_micros
 from ..debezium.order import seq_struct, source_position
 from ..frame import (AFTER, BEFORE, ENVELOPE_TS, ERROR, IS_TOMBSTONE, OLD_KEY, OP, ORIGIN_COLUMNS, SCHEMA_ID,
                      SEQ_COLUMN, SOURCE, TABLE, TS_COLUMN, VALUE_HASH, previous_key, scratch, unavailable)
@@ -196,8 +196,8 @@ def _decode_error(text: Column, typed: Column, column: str, view: TableView) -> 
 
 
 def _as_order_number(value: Column, sql_type: SqlType) -> Column:
-    if sql_type.kind == "timestamp":
-        return F.unix_micros(value.cast("timestamp"))
+    if sql_type.kind == "timestamp":   # the wall time of a timestamp_ntz, in no time zone
+        return wall_micros(value) if sql_type.name == "timestamp_ntz" else F.unix_micros(value)
     if sql_type.kind == "date":
         return F.unix_date(value).cast("bigint")
     return value.try_cast("bigint")

@@ -386,3 +386,22 @@ def test_a_part_of_a_microsecond_is_quarantined_and_wall_times_are_utc_in_any_se
         "column 'at': value '1529501823123456789' does not decode as timestamp",
         "column 'wall': value '2018-06-20T13:37:03.123456789Z' does not decode as timestamp_ntz"]
 
+
+def test_a_wall_time_orders_changes_as_its_clock_does_in_any_session_zone(spark, tmp_path):
+    """`sequence_by` a `timestamp_ntz` column on a session in New York: 02:30 on the morning
+    clocks sprang forward is earlier than 03:15, though read as New York time (an hour that did
+    not exist there) it came later, and the older change won."""
+    columns = {"id": "bigint", "note": "string", "changed": "timestamp_ntz"}
+    config, h = setup(spark, tmp_path, {"name": "items", "match": {"table": "items"}, "keys": ["id"],
+                                        "columns": columns, "sequence_by": ["after.changed"]})
+    writer = EventWriter("postgresql", "items", columns)
+    at = lambda hour, minute: dt.datetime(2026, 3, 8, hour, minute)  # noqa: E731
+    events = [writer.event("u", None, {"id": 1, "note": "older", "changed": at(2, 30)}, 10, 1),
+              writer.event("u", None, {"id": 1, "note": "newer", "changed": at(3, 15)}, 11, 1)]
+    default = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        h.process(raw_batch(spark, events), 0)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", default)
+    assert table_rows(spark, config, "items") == [{"id": 1, "note": "newer", "changed": at(3, 15)}]
