@@ -18,6 +18,7 @@ TOAST_PLACEHOLDER = "__debezium_unavailable_value"
 TOAST_PLACEHOLDER_B64 = "X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ=="
 DEFAULT_TIMESTAMP_ENCODING = "MicroTimestamp"
 INTEGER_TEXT = r"^-?[0-9]+$"
+INSTANT_ENCODINGS = ("Timestamp", "MicroTimestamp", "NanoTimestamp", "ZonedTimestamp")
 # an instant's integer encodings, in microseconds per unit ("nanos": a thousandth)
 INSTANT_UNITS = {"Timestamp": 1000, "MicroTimestamp": 1, "NanoTimestamp": "nanos", "Date": 86_400_000_000}
 MICROS_PER_DAY = 86_400_000_000
@@ -148,7 +149,7 @@ def _byte(h: Column, i: Column, negative: Column) -> Column:
 
 def _to_date(text: Column, encoding: str | None) -> Column:
     """Days since the epoch, or ISO-8601 text; an instant's encoding gives its UTC day."""
-    if encoding in ("Timestamp", "MicroTimestamp", "NanoTimestamp", "ZonedTimestamp"):
+    if encoding in INSTANT_ENCODINGS:
         micros = _instant_micros(text, encoding, whole=False)
         day = F.date_from_unix_date(_floor_div(micros, MICROS_PER_DAY).cast("int"))
         return F.when(micros.between(*MICROS_WITHIN_YEARS), day)
@@ -177,8 +178,7 @@ def _instant_micros(text: Column, encoding: str | None, whole: bool = True) -> C
     number = text.try_cast("bigint")
     unit = INSTANT_UNITS.get(encoding or DEFAULT_TIMESTAMP_ENCODING)
     if unit == "nanos":
-        from_int = _floor_div(number, 1000)
-        from_int = F.when(F.pmod(number, F.lit(1000)) == 0, from_int) if whole else from_int
+        from_int = _whole_micros(number) if whole else _floor_div(number, 1000)
     else:
         from_int = number if unit in (None, 1) else F.try_multiply(number, F.lit(unit))
     zoned = F.unix_micros(text.try_cast("timestamp"))          # its own offset: no session time zone
@@ -207,23 +207,28 @@ def _micros_of_day(text: Column, encoding: str | None) -> Column:
     """Null for a NanoTime with a part of a microsecond."""
     number = text.try_cast("bigint")
     if encoding == "Time":
-        return number * 1000
+        return F.try_multiply(number, F.lit(1000))
     if encoding == "NanoTime":
-        return F.when(F.pmod(number, F.lit(1000)) == 0, _floor_div(number, 1000))
+        return _whole_micros(number)
     return number
+
+
+def _whole_micros(nanos: Column) -> Column:
+    """Nanoseconds as microseconds, null where they have a part of a microsecond."""
+    return F.when(F.pmod(nanos, F.lit(1000)) == 0, _floor_div(nanos, 1000))
 
 
 def _time_text(text: Column, encoding: str | None) -> Column:
     """Time of day as 'HH:MM:SS.ffffff' (Delta has no TIME type); NanoTime to the nanosecond,
     'HH:MM:SS.fffffffff'."""
     number = text.try_cast("bigint")
-    per_second = 1_000_000_000 if encoding == "NanoTime" else 1_000_000
-    n = number * 1000 if encoding == "Time" else number
-    ok = (n >= 0) & (n <= 86_400 * per_second)
-    seconds = (n / per_second).cast("bigint")
+    digits = 9 if encoding == "NanoTime" else 6
+    n = F.try_multiply(number, F.lit(1000)) if encoding == "Time" else number
+    ok = (n >= 0) & (n <= 86_400 * 10**digits)
+    seconds = (n / 10**digits).cast("bigint")
     return F.when(ok, F.format_string(
-        "%02d:%02d:%02d.%0" + str(len(str(per_second)) - 1) + "d", (seconds / 3600).cast("bigint"),
-        ((seconds / 60) % 60).cast("bigint"), (seconds % 60).cast("bigint"), (n % per_second).cast("bigint")))
+        f"%02d:%02d:%02d.%0{digits}d", (seconds / 3600).cast("bigint"), ((seconds / 60) % 60).cast("bigint"),
+        (seconds % 60).cast("bigint"), (n % 10**digits).cast("bigint")))
 
 
 def _floor_div(number: Column, by: int) -> Column:
