@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -64,6 +65,17 @@ def _as_text(value: Any) -> Any:
 def quarantine_rows(spark: SparkSession, config: PipelineConfig) -> list[dict]:
     df = DeltaLocation.of(config.quarantine_location).read(spark)
     return [r.asDict() for r in df.orderBy("offset").collect()]
+
+
+@contextmanager
+def session_setting(spark: SparkSession, key: str, value: str) -> Iterator[None]:
+    """The session's `key` set to `value` for the block, then set back."""
+    before = spark.conf.get(key)
+    spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        spark.conf.set(key, before)
 
 
 def handler(spark: SparkSession, config: PipelineConfig) -> BatchHandler:

@@ -24,7 +24,8 @@ from cdc_delta.errors import ColumnNameClash
 from cdc_delta.lake.tables import DeltaLocation
 from cdc_delta.ops.status import collect_status
 
-from .helpers import TIMESTAMP_EDGES, handler, make_config, quarantine_rows, raw_batch, table_rows
+from .helpers import (TIMESTAMP_EDGES, handler, make_config, quarantine_rows, raw_batch, session_setting,
+                      table_rows)
 from .replay import write_config
 
 pytestmark = pytest.mark.spark
@@ -333,13 +334,9 @@ def test_timestamps_are_stored_as_int64_microseconds_and_exact_at_the_edges(spar
     writer = EventWriter("postgresql", "items", columns)
     table = lambda: DeltaLocation.of(config.target_of(config.tables[0])).read(spark)  # noqa: E731
     edges = {i: encode_value(at, "timestamp") for i, at in enumerate(TIMESTAMP_EDGES)}
-    default = spark.conf.get(TIMESTAMP_TYPE)
-    spark.conf.set(TIMESTAMP_TYPE, "INT96")
-    try:
+    with session_setting(spark, TIMESTAMP_TYPE, "INT96"):
         h.process(raw_batch(spark, [writer.event("c", None, {"id": i, "at": at}, 10 + i, 1)
                                     for i, at in enumerate(TIMESTAMP_EDGES)]), 0)
-    finally:
-        spark.conf.set(TIMESTAMP_TYPE, default)
     assert timestamp_storage(table()) == {INT96}
 
     new_keys = [writer.event("c", None, {"id": 100 + i, "at": at}, 100 + i, 2) for i, at in enumerate(TIMESTAMP_EDGES)]
@@ -373,12 +370,8 @@ def test_a_part_of_a_microsecond_is_quarantined_and_wall_times_are_utc_in_any_se
               zoned.event("c", None, {"id": 3, "at": "2018-06-20T15:37:03.123456+02:00",
                                       "wall": "2018-06-20T09:37:03.1234560-04:00"}, 12, 1),
               zoned.event("c", None, {"id": 4, "at": "2018-06-20T13:37:03Z", "wall": "2018-06-20T13:37:03.123456789Z"}, 13, 1)]
-    default = spark.conf.get("spark.sql.session.timeZone")
-    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
-    try:
+    with session_setting(spark, "spark.sql.session.timeZone", "America/New_York"):
         h.process(raw_batch(spark, events), 0)
-    finally:
-        spark.conf.set("spark.sql.session.timeZone", default)
     instant = dt.datetime(2018, 6, 20, 13, 37, 3, 123456)    # collected on the tests' UTC session
     assert table_rows(spark, config, "items") == [{"id": 1, "at": instant, "wall": instant},
                                                   {"id": 3, "at": instant, "wall": instant}]
@@ -398,10 +391,6 @@ def test_a_wall_time_orders_changes_as_its_clock_does_in_any_session_zone(spark,
     at = lambda hour, minute: dt.datetime(2026, 3, 8, hour, minute)  # noqa: E731
     events = [writer.event("u", None, {"id": 1, "note": "older", "changed": at(2, 30)}, 10, 1),
               writer.event("u", None, {"id": 1, "note": "newer", "changed": at(3, 15)}, 11, 1)]
-    default = spark.conf.get("spark.sql.session.timeZone")
-    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
-    try:
+    with session_setting(spark, "spark.sql.session.timeZone", "America/New_York"):
         h.process(raw_batch(spark, events), 0)
-    finally:
-        spark.conf.set("spark.sql.session.timeZone", default)
     assert table_rows(spark, config, "items") == [{"id": 1, "note": "newer", "changed": at(3, 15)}]

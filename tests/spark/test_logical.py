@@ -16,7 +16,7 @@ from cdc_delta.config.types import parse_sql_type
 from devtools.encode import decimal_b64
 from cdc_delta.debezium.logical import decode
 
-from .helpers import TIMESTAMP_EDGES
+from .helpers import TIMESTAMP_EDGES, session_setting
 
 pytestmark = pytest.mark.spark
 UTC = dt.timezone.utc
@@ -157,14 +157,10 @@ def test_instants_decode_exactly_or_not_at_all(spark, instants, zone):
     by_encoding = lambda sql_type: F.coalesce(*[   # noqa: E731
         F.when(F.col("e") == e, decode(F.col("t"), parse_sql_type(sql_type), None if e == "text" else e))
         for e in ENCODED_UNITS])
-    default = spark.conf.get("spark.sql.session.timeZone")
-    spark.conf.set("spark.sql.session.timeZone", zone)
-    try:
+    with session_setting(spark, "spark.sql.session.timeZone", zone):
         got = df.select("i", F.unix_micros(by_encoding("timestamp")).alias("ts"),
                         by_encoding("timestamp_ntz").cast("string").alias("ntz"),   # as text: no zone
                         F.unix_date(by_encoding("date")).alias("date")).orderBy("i").collect()
-    finally:
-        spark.conf.set("spark.sql.session.timeZone", default)
     for (text, encoding, nanos), row in zip(instants, got):
         micros = nanos // 1000 if nanos % 1000 == 0 else None
         wall = None if row["ntz"] is None else micros_of(dt.datetime.fromisoformat(row["ntz"]).replace(tzinfo=UTC))
