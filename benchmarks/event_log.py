@@ -47,6 +47,7 @@ class Job:
     tasks: int
     name: str        # what it was for: Delta's description of it, else the action
     task: TaskTime   # its tasks' seconds
+    records_read: int = 0   # by its tasks from their sources (Kafka, files; not shuffles or cached frames)
 
 
 @dataclass
@@ -73,6 +74,7 @@ def read_jobs(folder: Path) -> list[Job]:
     jobs: list[Job] = []
     stage_tasks: dict[tuple[str, int], int] = {}
     stage_time: dict[tuple[str, int], list[TaskTime]] = {}
+    stage_records: dict[tuple[str, int], int] = {}
     for log in sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith((".", "appstatus"))):
         for line in log.open():
             event = json.loads(line)
@@ -84,8 +86,10 @@ def read_jobs(folder: Path) -> list[Job]:
                 stage_tasks[(log.name, info["Stage ID"])] = info["Number of Tasks"]
             elif kind == "SparkListenerTaskEnd" and event.get("Task Metrics"):
                 m = event["Task Metrics"]
-                stage_time.setdefault((log.name, event["Stage ID"]), []).append(TaskTime(
+                stage = (log.name, event["Stage ID"])
+                stage_time.setdefault(stage, []).append(TaskTime(
                     m["Executor Run Time"] / 1e3, m["Executor CPU Time"] / 1e9, m["JVM GC Time"] / 1e3))
+                stage_records[stage] = stage_records.get(stage, 0) + m.get("Input Metrics", {}).get("Records Read", 0)
             elif kind == "SparkListenerJobEnd":
                 start = starts.pop((log.name, event["Job ID"]), None)
                 if start is None:
@@ -93,7 +97,8 @@ def read_jobs(folder: Path) -> list[Job]:
                 ran = [s for s in start["Stage IDs"] if (log.name, s) in stage_tasks]
                 task = TaskTime.total(t for s in ran for t in stage_time.get((log.name, s), []))
                 jobs.append(Job(start["Submission Time"] / 1000, event["Completion Time"] / 1000, len(ran),
-                                sum(stage_tasks[(log.name, s)] for s in ran), job_name(start), task))
+                                sum(stage_tasks[(log.name, s)] for s in ran), job_name(start), task,
+                                sum(stage_records.get((log.name, s), 0) for s in ran)))
     return jobs
 
 
@@ -156,12 +161,13 @@ def account_run(events: Path, batches: list[dict], tables: Path | None = None) -
 
 def list_jobs(events: Path, batch: dict) -> None:
     """One batch's jobs in the order they started: offset from the batch's start, seconds,
-    tasks and what each was for."""
+    tasks, the records they read from their sources and what each was for."""
     start = batch["finished_at"] - batch["seconds"]
     for j in sorted((j for j in read_jobs(events) if start <= j.started <= batch["finished_at"]),
                     key=lambda j: j.started):
         print(f"{j.started - start:7.2f} s  {j.ended - j.started:6.2f} s  {j.tasks:4d} tasks  "
-              f"task {j.task.run:5.2f} s, cpu {j.task.cpu:5.2f} s, gc {j.task.gc:4.2f} s  {j.name[:100]}")
+              f"task {j.task.run:5.2f} s, cpu {j.task.cpu:5.2f} s, gc {j.task.gc:4.2f} s  "
+              f"{j.records_read:8d} in  {j.name[:100]}")
 
 
 def main(argv: list[str]) -> None:

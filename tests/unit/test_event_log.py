@@ -21,16 +21,16 @@ def job(job_id: int, stages: list[int], start: float, end: float, description: s
     ]
 
 
-def task(stage: int, run_ms: int, cpu_ms: int, gc_ms: int) -> dict:
+def task(stage: int, run_ms: int, cpu_ms: int, gc_ms: int, records: int = 0) -> dict:
     return {"Event": "SparkListenerTaskEnd", "Stage ID": stage,
             "Task Metrics": {"Executor Run Time": run_ms, "Executor CPU Time": cpu_ms * 1_000_000,
-                             "JVM GC Time": gc_ms}}
+                             "JVM GC Time": gc_ms, "Input Metrics": {"Records Read": records}}}
 
 
 @pytest.fixture
 def events(tmp_path):
     lines = [
-        task(0, 500, 300, 100), task(0, 700, 400, 100),        # job 0, in the batch
+        task(0, 500, 300, 100, 40), task(0, 700, 400, 100, 60),  # job 0, in the batch
         *job(0, [0], 100.0, 101.0, "batch = 3: decode"),
         task(1, 200, 100, 0),                                  # job 1, in the batch; its stage 2 reports no task
         *job(1, [1, 2], 101.5, 102.0, "batch = 3 - MERGE operation"),
@@ -47,6 +47,7 @@ def test_a_batch_gets_its_jobs_task_time_cpu_and_gc(events):
     jobs = read_jobs(events)
     assert [j.name for j in jobs] == ["decode", "MERGE operation", "later"]
     assert (jobs[0].task.run, jobs[0].task.cpu, jobs[0].task.gc) == pytest.approx((1.2, 0.7, 0.2))
+    assert [j.records_read for j in jobs] == [100, 0, 0]
 
     acc = account(jobs, [{"seconds": 4.0, "finished_at": 103.0}])
     assert (acc.jobs_per_batch, acc.jobs_between_batches) == (2, 1)
