@@ -47,7 +47,7 @@ class Job:
     tasks: int
     name: str        # what it was for: Delta's description of it, else the action
     task: TaskTime   # its tasks' seconds
-    records_read: int = 0   # by its tasks from their sources (Kafka, files; not shuffles or cached frames)
+    records_read: int = 0   # by its tasks from their inputs: Kafka records, file rows, a cached frame's column batches
 
 
 @dataclass
@@ -161,7 +161,7 @@ def account_run(events: Path, batches: list[dict], tables: Path | None = None) -
 
 def list_jobs(events: Path, batch: dict) -> None:
     """One batch's jobs in the order they started: offset from the batch's start, seconds,
-    tasks, the records they read from their sources and what each was for."""
+    tasks, the records they read from their inputs (not from shuffles) and what each was for."""
     start = batch["finished_at"] - batch["seconds"]
     for j in sorted((j for j in read_jobs(events) if start <= j.started <= batch["finished_at"]),
                     key=lambda j: j.started):
