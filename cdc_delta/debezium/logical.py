@@ -19,9 +19,9 @@ TOAST_PLACEHOLDER_B64 = "X19kZWJleml1bV91bmF2YWlsYWJsZV92YWx1ZQ=="
 DEFAULT_TIMESTAMP_ENCODING = "MicroTimestamp"
 INTEGER_TEXT = r"^-?[0-9]+$"
 INSTANT_ENCODINGS = ("Timestamp", "MicroTimestamp", "NanoTimestamp", "ZonedTimestamp")
-# an instant's integer encodings, in microseconds per unit ("nanos": a thousandth)
-INSTANT_UNITS = {"Timestamp": 1000, "MicroTimestamp": 1, "NanoTimestamp": "nanos", "Date": 86_400_000_000}
 MICROS_PER_DAY = 86_400_000_000
+# an instant's integer encodings, in microseconds per unit ("nanos": a thousandth)
+INSTANT_UNITS = {"Timestamp": 1000, "MicroTimestamp": 1, "NanoTimestamp": "nanos", "Date": MICROS_PER_DAY}
 # 0001-01-01 00:00 to 9999-12-31 23:59:59.999999 UTC: what Spark and Delta hold
 MICROS_WITHIN_YEARS = (-62_135_596_800_000_000, 253_402_300_799_999_999)
 # an offset or zone after the time of day ('Z', '+02:00', ' UTC', ' Europe/Paris')
