@@ -31,6 +31,7 @@ import yaml
 
 from cdc_delta.infra.kafka_io import create_topics, produce
 
+from .alone import alone
 from .broker import PARTITIONS, kafka
 from .event_log import Accounting, account_run, event_log_env
 from .jvm_profile import Profile, profile_run, recording_env, side_by_side
@@ -108,6 +109,7 @@ def main(argv: list[str] | None = None) -> None:
                          "batches, the variants' last runs side by side (benchmarks/jvm_profile.py)")
     ap.add_argument("variants", nargs="+", type=variant)
     args = ap.parse_args(argv)
+    alone()
     port = int(os.environ.get("BENCH_KAFKA_PORT", "19992"))
     bootstrap = f"127.0.0.1:{port}"
     seed = seeded(args.work, args.rows)

@@ -21,6 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .alone import alone
 from .measure import measured
 from .broker import kafka
 
@@ -60,6 +61,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/cdc-delta-cold-start"))
     ap.add_argument("variants", nargs="+", type=variant)
     args = ap.parse_args(argv)
+    alone()
     port = int(os.environ.get("BENCH_KAFKA_PORT", "19992"))
     seconds: dict[str, list[float]] = {name: [] for name, _ in args.variants}
     process: dict[str, list[float]] = {name: [] for name, _ in args.variants}

@@ -32,6 +32,7 @@ from cdc_delta.steps.changes import table_changes
 from cdc_delta.steps.decode import decode
 from cdc_delta.steps.view import TableView
 
+from .alone import alone
 from .in_process import handler_on_copy, raw_records
 from .stream import TABLE, Stream
 
@@ -46,6 +47,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--wrapped", action="store_true", help="events with the schema/payload wrapper")
     ap.add_argument("--work", type=Path, default=Path("/tmp/cdc-delta-decode-stages"))
     args = ap.parse_args(argv)
+    alone()
     spark = get_spark("cdc-delta-decode-stages", {"spark.cdcdelta.interpretBelowRecords": "0"})
     handler, _ = handler_on_copy(spark, args.work, args.rows)
     values = [value for _, value in Stream(args.rows, wrapped=args.wrapped).events(args.records)]

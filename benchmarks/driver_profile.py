@@ -19,6 +19,7 @@ from pathlib import Path
 
 from cdc_delta.infra.session import get_spark
 
+from .alone import alone
 from .in_process import handler_on_copy, raw_records
 from .stream import Stream
 
@@ -30,6 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--batch", type=int, default=10_000, help="events per batch")
     ap.add_argument("--work", type=Path, default=Path("/tmp/cdc-delta-driver-profile"))
     args = ap.parse_args(argv)
+    alone()
     spark = get_spark("cdc-delta-driver-profile")
     handler, _ = handler_on_copy(spark, args.work, args.rows)
     events = [value for _, value in Stream(args.rows).events(args.batches * args.batch)]

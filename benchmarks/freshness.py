@@ -26,6 +26,7 @@ import yaml
 
 from cdc_delta.infra.kafka_io import create_topics, produce
 
+from .alone import alone
 from .broker import PARTITIONS, kafka
 from .measure import REPO, freshness, jsonl, percentile
 from .stream import Stream
@@ -149,6 +150,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/cdc-delta-bench"))
     ap.add_argument("--bootstrap", help="a running broker (else one of its own)")
     args = ap.parse_args(argv)
+    alone()
     port = int(os.environ.get("BENCH_KAFKA_PORT", "19992"))
     if not args.bootstrap:
         kafka("reset", port)

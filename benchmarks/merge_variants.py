@@ -42,6 +42,7 @@ from cdc_delta.sinks import current_state
 from cdc_delta.sinks.current_state import merge as merge_step
 from cdc_delta.sinks.current_state.plan import MergePlan
 
+from .alone import alone
 from .in_process import handler_on_copy, raw_records
 from .stream import TABLE, Stream
 
@@ -58,6 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--only", default="", help="the variants to run, by name, comma-separated (default: all)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/cdc-delta-merge-variants"))
     args = ap.parse_args(argv)
+    alone()
     spark = get_spark("cdc-delta-merge-variants")
     source, plan, before, call = capture_last_merge(spark, args.work, args.rows, args.batch)
     with_dv = before.with_name("before-dv")

@@ -22,6 +22,7 @@ import yaml
 
 from cdc_delta.infra.kafka_io import create_topics, produce
 
+from .alone import alone
 from .event_log import account_run, event_log_env
 from . import freshness
 from .broker import PARTITIONS, kafka
@@ -173,6 +174,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results", help="where results go")
     ap.add_argument("--work", type=Path, default=Path("/tmp/cdc-delta-bench"), help="tables, topics' logs")
     args = ap.parse_args(argv)
+    alone()
     profile = PROFILES[args.profile]
     port = int(os.environ.get("BENCH_KAFKA_PORT", "19992"))
     kafka("reset", port)
