@@ -58,11 +58,11 @@ def main(argv: list[str] | None = None) -> None:
     raw = raw_records(spark, values, 0).repartition(spark.sparkContext.defaultParallelism).persist()
     records = raw.count()
     config = handler.config
-    routed = decode(raw, config.source_tables, config.decoding.max_value_bytes, config.unmatched == "quarantine")
+    max_value_bytes = config.decoding.max_value_bytes
+    routed = decode(raw, config.source_tables, max_value_bytes, config.unmatched == "quarantine")
     spec = next(t for t in config.source_tables if t.name == TABLE)
     view = handler.schemas.view(spec, read_origins(routed), routed)
     cached = cached_records(routed, args.work / "routed")
-    max_value_bytes = config.decoding.max_value_bytes
     seconds: dict[str, list[float]] = {}
     largest = {name: largest_method(frame) for name, frame in stages(raw, routed, cached, view, max_value_bytes)}
     for round_ in range(args.rounds + 1):
