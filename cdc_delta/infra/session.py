@@ -61,6 +61,12 @@ LOCAL_DEFAULTS = {
     # nanoseconds). Exact either way; fewer bytes to encode (100k-event snapshot batches 0.97x
     # the seconds, benchmarks/ab.py; README)
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    # a MERGE first copies its source (the batch's reduced changes) and reads the copy in each of
+    # its passes; Delta keeps it on disk alone by default, so each pass reads it back and
+    # deserializes it. In memory first, on disk when memory runs short (Delta requires disk):
+    # 0.91x the seconds per 10k-event batch into 100k rows, 0.95x at 100k-event batches
+    # (python -m benchmarks.alternate: neighbouring batches without and with it; README)
+    "spark.databricks.delta.merge.materializeSource.rddStorageLevel": "MEMORY_AND_DISK",
     # batches of fewer records run Spark's expressions interpreted, not compiled (batch/codegen.py)
     "spark.cdcdelta.interpretBelowRecords": "1000",
 }
