@@ -8,7 +8,8 @@ percent; enough pairs of neighbouring batches show it.
     python -m benchmarks.alternate --rows 100000 --batch 10000 spark.sql.shuffle.partitions=1
 
 Only levers that leave every table as it would be: Spark settings (KEY=VALUE, set for B's
-batches; A's keep the session's own) and, with --without, report-only work skipped in B's batches
+batches; A's keep the session's own; `--table KEY=VALUE` sets a property of the table copy for
+both sides first) and, with --without, report-only work skipped in B's batches
 (`toast-count`: the count of TOAST placeholders a batch leaves unresolved, which runs a job
 against the table beside the MERGE). Printed: each batch's seconds, each side's mean over the
 warm pairs, their ratio, the mean difference of a pair with its standard error, and in how many
@@ -46,6 +47,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="which keys the changes go to (benchmarks/stream.py)")
     ap.add_argument("--without", choices=sorted(SKIPPABLE), action="append", default=[],
                     help="report-only work that B's batches skip")
+    ap.add_argument("--table", action="append", default=[], metavar="KEY=VALUE",
+                    help="a property of the table copy, for both sides (delta.enableDeletionVectors=false)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/cdc-delta-alternate"))
     ap.add_argument("settings", nargs="*", metavar="KEY=VALUE", help="Spark settings of B's batches")
     args = ap.parse_args(argv)
@@ -56,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
         ap.error(f"--pairs {args.pairs}: at least {COLD_PAIRS + 2} (the first {COLD_PAIRS} warm the JVM)")
     alone()
     spark = get_spark("cdc-delta-alternate")
-    handler, _ = handler_on_copy(spark, args.work, args.rows)
+    handler, _ = handler_on_copy(spark, args.work, args.rows, dict(_setting(t) for t in args.table))
     batches = 2 * args.pairs
     events = [value for _, value in Stream(args.rows, profile=args.profile).events(batches * args.batch)]
     seconds: dict[bool, list[float]] = {False: [], True: []}

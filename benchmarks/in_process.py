@@ -12,15 +12,20 @@ from pyspark.sql import DataFrame, SparkSession
 from cdc_delta.batch import BatchHandler
 from cdc_delta.config import parse_config
 from cdc_delta.frame import RAW_SCHEMA
+from cdc_delta.lake.tables import DeltaLocation, set_table_properties
 
-from .tables import pipeline_config, seeded
+from .tables import TABLE, pipeline_config, seeded
 
 
-def handler_on_copy(spark: SparkSession, work: Path, rows: int) -> tuple[BatchHandler, Path]:
-    """A prepared handler over a fresh copy of the seeded `rows`-row table; and its run folder."""
+def handler_on_copy(spark: SparkSession, work: Path, rows: int,
+                    properties: dict[str, str] | None = None) -> tuple[BatchHandler, Path]:
+    """A prepared handler over a fresh copy of the seeded `rows`-row table, with `properties` set
+    on the copy before the handler reads them; and its run folder."""
     run = work / "run"
     shutil.rmtree(run, ignore_errors=True)
     shutil.copytree(seeded(work, rows) / "cdc_delta", run / "cdc_delta")
+    if properties:
+        set_table_properties(spark, DeltaLocation(path=str(run / "cdc_delta" / TABLE)), properties)
     handler = BatchHandler(spark, parse_config(pipeline_config(run, "t", "127.0.0.1:1", 1)))
     handler.prepare()
     return handler, run
