@@ -88,19 +88,26 @@ class DeltaLocation:
         return newest_commit(log) if log else None
 
     def stored_bytes(self) -> int | None:
-        """The size of the files of a table on local disk at its newest version, from the
-        checksum Delta writes beside each commit (without a Spark job); 0 before the table is
-        created; None when it is not known here (a table elsewhere, a commit without its checksum)."""
-        if self.local_folder is None:
-            return None
+        """The size of the files of a table on local disk at its newest version (without a
+        Spark job); 0 before the table is created; None when it is not known here (a table
+        elsewhere, a commit without its checksum)."""
+        if self.local_folder is not None and self.newest_version() is None:
+            return 0
+        size = self.checksum().get("tableSizeBytes")
+        return None if size is None else int(size)
+
+    def checksum(self) -> dict[str, Any]:
+        """The checksum Delta writes beside each commit (tableSizeBytes, numFiles,
+        numDeletedRecordsOpt: the rows deletion vectors mark, …) at the newest version of a
+        table on local disk, read without a Spark job; {} when it is not known here."""
         version = self.newest_version()
         if version is None:
-            return 0
-        checksum = commit_file(self._local_log(), version).with_suffix(".crc")
+            return {}
         try:
-            return int(json.loads(checksum.read_text())["tableSizeBytes"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
+            figures = json.loads(commit_file(self._local_log(), version).with_suffix(".crc").read_text())
+        except (OSError, ValueError):
+            return {}
+        return figures if isinstance(figures, dict) else {}
 
     def commits_newest_first(self) -> Iterator[dict[str, Any]] | None:
         """The commitInfo of each commit of a table on local disk, newest first (read from the

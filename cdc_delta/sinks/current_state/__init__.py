@@ -21,8 +21,9 @@ from ...frame import OP, SEQ_COLUMN
 from ...hooks import Hooks
 from ...infra.conditions import all_of
 from ...infra.names import col, quote
+from ...lake import deletion_vectors
 from ...lake.statistics import keep_stats_property, with_stats_property
-from ...lake.tables import META_COLUMNS, DeltaLocation, columns_ddl, create_if_missing
+from ...lake.tables import META_COLUMNS, DeltaLocation, columns_ddl, create_if_missing, table_properties
 from ...steps.changes import ROW_OPS
 from ...steps.guard import guard
 from ...steps.news import news
@@ -36,6 +37,7 @@ from .key_change import carry_across_key_change
 from .key_span import KeySpan, Span, edge_worth_looking_up
 from .merge import count_unresolved, merge_changes
 from .recent_tombstones import MAX_ROWS_HELD, RecentTombstones, as_frame, held_copy
+from .rewrite import RewriteChoice
 
 GC_EVERY_BATCHES = 10
 # a key change whose delete landed in an earlier batch finds the old row this many versions back
@@ -55,6 +57,7 @@ class CurrentState:
         self.recent: RecentTombstones[DataFrame] | None = None   # only where the bounds are kept
         self.span: KeySpan | None = None
         self.stats_for: set[str] = set()   # the columns the table's statistics property names
+        self.rewrite: RewriteChoice | None = None   # where `held` and the table has deletion vectors
 
     @property
     def held(self) -> bool:
@@ -67,11 +70,15 @@ class CurrentState:
 
     def prepare(self) -> None:
         declared = {c: s.sql_type for c, s in self.spec.column_specs.items()}
-        if create_if_missing(self.spark, self.where, f"{columns_ddl(declared)}, {META_COLUMNS}",
-                             with_stats_property(self.spec.table_properties, declared), column_names=declared):
+        properties = deletion_vectors.with_deletion_vectors(with_stats_property(self.spec.table_properties, declared))
+        if create_if_missing(self.spark, self.where, f"{columns_ddl(declared)}, {META_COLUMNS}", properties,
+                             column_names=declared):
             self.stats_for = set(declared)
         else:
             configure_existing(self.spark, self.where, self.spec)
+            properties = table_properties(self.spark, self.where)
+        if self.held and deletion_vectors.enabled(properties):
+            self.rewrite = RewriteChoice(self.where, self._count_rows)
         companions.ensure_companions(self.spark, self.where, columns_ddl({k: declared[k] for k in self.spec.keys}),
                                      self.spec.keys)
 
@@ -125,21 +132,32 @@ class CurrentState:
             with self.hooks.during("merge"), report.phase("merge"), ThreadPoolExecutor(max_workers=1) as beside:
                 new_keys_only = appendable and (edge is None or not self._stores_any(changes, view.keys, edge))
                 figures.written_by = "appended" if new_keys_only else "merged"
+                copies = not new_keys_only and self.rewrite is not None and self.rewrite.copies(
+                    sum(facts[op]["n"] for op in ROW_OPS if op in facts))
+                session = deletion_vectors.copying_session(changes.sparkSession) if copies else None
                 unresolved = (self._count_unresolved(beside, changes, view.keys, toasted, keys_within)
                               if toasted else lambda: {})
                 deletes = beside.submit(self._held_deletes, changes, view.keys, facts.get("d"))
                 figures.inserted, figures.updated, figures.deleted = merge_changes(
                     self.where, changes, view.keys, view.values, "d" in facts, batch.batch_id, batch.app_id,
-                    keys_within, self.locked, toasted, new_keys_only)
+                    keys_within, self.locked, toasted, new_keys_only, session)
+                if self.rewrite is not None:
+                    self.rewrite.written(figures.inserted, figures.deleted, copies)
                 figures.toast_unresolved_columns = unresolved()
                 companions.record_unresolved(self.spark, self.where, figures.toast_unresolved_columns,
                                              batch.batch_id, batch.app_id, self.locked)
                 self._hold(facts.get("d"), deletes.result())
         except BaseException:
             self._forget_recent()   # the tombstone append may have landed without the rest
+            if self.rewrite is not None:
+                self.rewrite.forget()   # and the MERGE may have
             raise
         finally:
             changes.unpersist()
+
+    def _count_rows(self) -> int:
+        """The table's rows (Delta counts them from its files' statistics)."""
+        return 0 if self.where.as_created() else self.where.read(self.spark).count()
 
     def news(self, table: TableInput) -> DataFrame:
         """The batch's distinct changes newer than what the table holds of their key (its row,
@@ -272,6 +290,8 @@ class CurrentState:
             return rows
         figures.truncates = fact["n"]
         self.bounds.raise_truncate(fact["seq"])
+        if self.rewrite is not None:
+            self.rewrite.forget()
         figures.truncated_rows = companions.apply_truncate(self.spark, self.where, fact["seq"], fact["ts"],
                                                            batch.batch_id, batch.append_id("truncate"), self.locked)
         return after_truncate(rows, fact["seq"])

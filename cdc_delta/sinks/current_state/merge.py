@@ -20,28 +20,31 @@ from .plan import MergePlan, merge_plan, unresolved_after_merge
 def merge_changes(target: DeltaLocation, changes: DataFrame, keys: list[str], values: list[str],
                   has_deletes: bool, batch_id: int, app_id: str,
                   key_range: tuple[int, int] | None = None, locked: bool = False,
-                  toasted: list[str] | None = None, new_keys_only: bool = False) -> tuple[int, int, int]:
+                  toasted: list[str] | None = None, new_keys_only: bool = False,
+                  session: SparkSession | None = None) -> tuple[int, int, int]:
     """One MERGE into the target and, side by side with it, the tombstones of its deletes (when
     there are any): two commits to two tables overlap, and either order of landing is safe.
     `locked`: the run holds the writer lock (see lake/writes.py: append_once); `toasted`: the
     columns that may hold a placeholder (see plan.merge_plan); `new_keys_only`: no change can
     match a stored row (see key_span.py), so the MERGE would only insert, and an append does
-    that with no join against the table. Returns the rows inserted, updated and deleted."""
+    that with no join against the table; `session`: the one the MERGE runs in (by default the
+    changes' own; see lake/deletion_vectors.py). Returns the rows inserted, updated and deleted."""
     with ThreadPoolExecutor(max_workers=1) as pool:
         tombstones = (pool.submit(append_tombstones, target, changes, keys, app_id, batch_id, locked)
                       if has_deletes else None)
         if new_keys_only:
             metrics = {"num_inserted_rows": _append_inserts(target, changes, keys, values, app_id, batch_id, locked)}
         else:
-            metrics = _run_merge(target, changes, merge_plan(keys, values, key_range, toasted))
+            metrics = _run_merge(target, changes, merge_plan(keys, values, key_range, toasted), session)
         if tombstones is not None:
             tombstones.result()
     return (metrics.get("num_inserted_rows", 0), metrics.get("num_updated_rows", 0),
             metrics.get("num_deleted_rows", 0))
 
 
-def _run_merge(target: DeltaLocation, source: DataFrame, plan: MergePlan) -> dict[str, int]:
-    builder = target.table(source.sparkSession).alias("t").merge(source.alias("s"), plan.on)
+def _run_merge(target: DeltaLocation, source: DataFrame, plan: MergePlan,
+               session: SparkSession | None = None) -> dict[str, int]:
+    builder = target.table(session or source.sparkSession).alias("t").merge(source.alias("s"), plan.on)
     if plan.delete_when != "false":
         builder = builder.whenMatchedDelete(condition=plan.delete_when)
     builder = builder.whenMatchedUpdate(condition=plan.update_when, set=plan.update_set)
