@@ -1,12 +1,13 @@
-"""Property: random workloads, delivered with duplicates, redeliveries of older events and of
-older windows after newer ones, arbitrary batch boundaries and restarts of the process between
-batches, end in the same table as a plain-Python replay in source order. Updates that leave the
-TOASTable text `v` unchanged send Postgres' placeholder for it, under REPLICA IDENTITY DEFAULT
-(no `before`) or FULL (`before` holds the old row, its text itself sometimes a placeholder); `v`
-is often NULL; keys are deleted and inserted again. Each event is encoded as one of the ways
-real streams send it: with or without the schema wrapper, decimals (of 2 and of 16 places) as
-base64 bytes or JSON numbers, field names as configured or in upper case. Spark runs the
-batches' expressions compiled or interpreted, as each process draws."""
+"""Property: random workloads, delivered with duplicates, redeliveries of older events and of older
+windows after newer ones, arbitrary batch boundaries, restarts of the process between batches, and
+MERGEs that mark the rows they replace (deletion vectors) or copy files, end in the same table as
+a plain-Python replay in source order. Updates that leave the TOASTable text `v` unchanged send
+Postgres' placeholder for it, under REPLICA IDENTITY DEFAULT (no `before`) or FULL (`before` holds
+the old row, its text itself sometimes a placeholder); `v` is often NULL; keys are deleted and
+inserted again. Each event is encoded as one of the ways real streams send it: with or without the
+schema wrapper, decimals (of 2 and of 16 places) as base64 bytes or JSON numbers, field names as
+configured or in upper case. Spark runs the batches' expressions compiled or interpreted, as each
+process draws."""
 
 from __future__ import annotations
 
@@ -187,9 +188,16 @@ def replay(spark, data, config, events: list[str], batches) -> int:
 
 
 def process(spark, data, config):
-    """A new handler, as a new process has, compiling every batch or interpreting every one."""
+    """A new handler, as a new process has, compiling every batch or interpreting every one, its
+    MERGEs copying the files they touch as the rule chooses (sinks/current_state/rewrite.py:
+    nearly always, in tables this small) or marking the rows they replace every time."""
     spark.conf.set(INTERPRET_BELOW, data.draw(st.sampled_from(["1", "1000000"])))
-    return handler(spark, config)
+    h = handler(spark, config)
+    if data.draw(st.booleans()):
+        for sink in h.sinks["items"]:
+            if getattr(sink, "rewrite", None) is not None:
+                sink.rewrite.copies = lambda changes: False
+    return h
 
 
 @st.composite
