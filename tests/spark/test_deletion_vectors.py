@@ -51,16 +51,17 @@ def run_batches(spark, config, *batches):
 
 def test_a_small_batch_marks_rows_and_a_large_one_copies_files(spark, tmp_path):
     config = make_config(tmp_path, [items()])
-    small, large = [7], list(range(20, 30))       # 1% and 10% of the stored rows
-    marked, copied = run_batches(spark, config, small, large)
+    small, large, again = [7], list(range(20, 30)), list(range(40, 50))       # 1%, 10%, 10% of the rows
+    marked, copied, copied_again = run_batches(spark, config, small, large, again)
     assert table_properties(spark, where(config))[ENABLE] == "true"
     assert marked["operation"] == copied["operation"] == "MERGE"
     assert int(marked["operationMetrics"]["numTargetDeletionVectorsAdded"]) == 1
     assert int(copied["operationMetrics"]["numTargetDeletionVectorsAdded"]) == 0
     assert int(copied["operationMetrics"]["numTargetFilesRemoved"]) >= 1
-    # the copied session's MERGE records its batch, as recovery reads it back
-    assert json.loads(copied["userMetadata"])["batch_id"] == 2
-    notes = {7: "7 at 100", **{i: f"{i} at 200" for i in large}}
+    assert int(copied_again["operationMetrics"]["numTargetDeletionVectorsAdded"]) == 0
+    # each MERGE in the session's copy records its own batch, as recovery reads it back
+    assert [json.loads(c["userMetadata"])["batch_id"] for c in (copied, copied_again)] == [2, 3]
+    notes = {7: "7 at 100", **{i: f"{i} at 200" for i in large}, **{i: f"{i} at 300" for i in again}}
     assert table_rows(spark, config, "items") == [{"id": i, "note": notes.get(i, "v0")} for i in range(STORED)]
 
 

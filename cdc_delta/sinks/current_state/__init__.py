@@ -58,6 +58,7 @@ class CurrentState:
         self.span: KeySpan | None = None
         self.stats_for: set[str] = set()   # the columns the table's statistics property names
         self.rewrite: RewriteChoice | None = None   # where `held` and the table has deletion vectors
+        self.copying = deletion_vectors.CopyingSession()
 
     @property
     def held(self) -> bool:
@@ -71,13 +72,13 @@ class CurrentState:
     def prepare(self) -> None:
         declared = {c: s.sql_type for c, s in self.spec.column_specs.items()}
         properties = deletion_vectors.with_deletion_vectors(with_stats_property(self.spec.table_properties, declared))
-        if create_if_missing(self.spark, self.where, f"{columns_ddl(declared)}, {META_COLUMNS}", properties,
-                             column_names=declared):
+        created = create_if_missing(self.spark, self.where, f"{columns_ddl(declared)}, {META_COLUMNS}", properties,
+                                    column_names=declared)
+        if created:
             self.stats_for = set(declared)
         else:
             configure_existing(self.spark, self.where, self.spec)
-            properties = table_properties(self.spark, self.where)
-        if self.held and deletion_vectors.enabled(properties):
+        if self.held and deletion_vectors.enabled(properties if created else table_properties(self.spark, self.where)):
             self.rewrite = RewriteChoice(self.where, self._count_rows)
         companions.ensure_companions(self.spark, self.where, columns_ddl({k: declared[k] for k in self.spec.keys}),
                                      self.spec.keys)
@@ -134,7 +135,7 @@ class CurrentState:
                 figures.written_by = "appended" if new_keys_only else "merged"
                 copies = not new_keys_only and self.rewrite is not None and self.rewrite.copies(
                     sum(facts[op]["n"] for op in ROW_OPS if op in facts))
-                session = deletion_vectors.copying_session(changes.sparkSession) if copies else None
+                session = self.copying.of(changes.sparkSession) if copies else None
                 unresolved = (self._count_unresolved(beside, changes, view.keys, toasted, keys_within)
                               if toasted else lambda: {})
                 deletes = beside.submit(self._held_deletes, changes, view.keys, facts.get("d"))
