@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from delta.tables import DeltaTable
+from py4j.protocol import Py4JError
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
@@ -96,10 +97,14 @@ class DeltaLocation:
         size = self.checksum().get("tableSizeBytes")
         return None if size is None else int(size)
 
-    def checksum(self) -> dict[str, Any]:
+    def checksum(self, spark: SparkSession | None = None) -> dict[str, Any]:
         """The checksum Delta writes beside each commit (tableSizeBytes, numFiles,
-        numDeletedRecordsOpt: the rows deletion vectors mark, …) at the newest version of a
-        table on local disk, read without a Spark job; {} when it is not known here."""
+        numDeletedRecordsOpt: the rows deletion vectors mark, …) with the `version` it is of: of a
+        table on local disk, its newest version's, read without a Spark job; given `spark`, of a
+        table elsewhere (an object store, a catalog), the newest version's as Delta in this JVM
+        reads the log (after its own commits, from memory). {} when it is not known here."""
+        if self.local_folder is None:
+            return {} if spark is None else _snapshot_checksum(self.table(spark))
         version = self.newest_version()
         if version is None:
             return {}
@@ -107,7 +112,7 @@ class DeltaLocation:
             figures = json.loads(commit_file(self._local_log(), version).with_suffix(".crc").read_text())
         except (OSError, ValueError):
             return {}
-        return figures if isinstance(figures, dict) else {}
+        return {**figures, "version": version} if isinstance(figures, dict) else {}
 
     def commits_newest_first(self) -> Iterator[dict[str, Any]] | None:
         """The commitInfo of each commit of a table on local disk, newest first (read from the
@@ -125,6 +130,24 @@ class DeltaLocation:
             log = spark._jvm.org.apache.hadoop.fs.Path(self.path, "_delta_log")
             return bool(log.getFileSystem(spark._jsc.hadoopConfiguration()).exists(log))
         return spark.catalog.tableExists(self.name)
+
+
+def _snapshot_checksum(table: DeltaTable) -> dict[str, Any]:
+    """The checksum of the snapshot Delta holds of `table` (refreshed when the table was looked
+    up), through Delta's own classes: its Python API does not give it. {} when Delta has none
+    (a log without checksums) or its classes answer otherwise than this version of Delta does."""
+    try:
+        snapshot = table._jdt.deltaLog().unsafeVolatileSnapshot()
+        found = snapshot.checksumOpt()
+        if not found.isDefined():
+            return {}
+        checksum = found.get()
+        marked = checksum.numDeletedRecordsOpt()
+        return {"version": int(snapshot.version()), "numFiles": int(checksum.numFiles()),
+                "tableSizeBytes": int(checksum.tableSizeBytes()),
+                "numDeletedRecordsOpt": int(marked.get()) if marked.isDefined() else None}
+    except Py4JError:
+        return {}
 
 
 # Delta refuses these in column names unless the table maps columns by name

@@ -1,6 +1,8 @@
 """Deletion vectors (lake/deletion_vectors.py): a new current-state table has them, a MERGE of
 a batch that is a small share of the table marks the rows it replaces, and one of a large
-share copies the files it touches instead; the table ends the same either way."""
+share copies the files it touches instead, whether the run holds the table's writer lock or not;
+the table ends the same either way. The figures the choice reads (DeltaLocation.checksum) are
+the same from the checksum file and from Delta's snapshot in the JVM."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ from devtools.encode import EventWriter
 from cdc_delta.lake.deletion_vectors import ENABLE
 from cdc_delta.lake.tables import DeltaLocation, table_properties
 
-from .helpers import handler, make_config, raw_batch, table_rows
+from cdc_delta.batch.runner import BatchHandler
+
+from .helpers import make_config, raw_batch, table_rows
 
 pytestmark = pytest.mark.spark
 COLUMNS = {"id": "bigint", "note": "string"}
@@ -36,9 +40,11 @@ def updates(keys, lsn):
     return [PG.event("u", None, {"id": i, "note": f"{i} at {lsn}"}, lsn + n, 2) for n, i in enumerate(keys)]
 
 
-def run_batches(spark, config, *batches):
-    """Snapshot `STORED` rows, then each batch of updated keys; returns each batch's newest commit."""
-    h = handler(spark, config)
+def run_batches(spark, config, *batches, locked=True):
+    """Snapshot `STORED` rows, then each batch of updated keys; returns each batch's newest commit.
+    `locked`: the run holds the table's writer lock (else, as in a user's own stream, it does not)."""
+    h = BatchHandler(spark, config, locked=locked)
+    h.prepare()
     h.process(raw_batch(spark, [PG.event("r", None, {"id": i, "note": "v0"}, 10, 1, snapshot=True)
                                 for i in range(STORED)]), 0)
     commits, offset = [], STORED
@@ -49,10 +55,11 @@ def run_batches(spark, config, *batches):
     return commits
 
 
-def test_a_small_batch_marks_rows_and_a_large_one_copies_files(spark, tmp_path):
+@pytest.mark.parametrize("locked", [True, False], ids=["held", "not held"])
+def test_a_small_batch_marks_rows_and_a_large_one_copies_files(spark, tmp_path, locked):
     config = make_config(tmp_path, [items()])
     small, large, again = [7], list(range(20, 30)), list(range(40, 50))       # 1%, 10%, 10% of the rows
-    marked, copied, copied_again = run_batches(spark, config, small, large, again)
+    marked, copied, copied_again = run_batches(spark, config, small, large, again, locked=locked)
     assert table_properties(spark, where(config))[ENABLE] == "true"
     assert marked["operation"] == copied["operation"] == "MERGE"
     assert int(marked["operationMetrics"]["numTargetDeletionVectorsAdded"]) == 1
@@ -71,3 +78,17 @@ def test_a_table_configured_without_them_copies_files(spark, tmp_path):
     assert table_properties(spark, where(config))[ENABLE] == "false"
     assert int(merged["operationMetrics"]["numTargetDeletionVectorsAdded"]) == 0
     assert table_rows(spark, config, "items")[7] == {"id": 7, "note": "7 at 100"}
+
+
+def test_the_checksum_read_from_the_file_and_from_delta_agree(spark, tmp_path):
+    path, name = str(tmp_path / "marked"), f"checksum_{tmp_path.name}".replace("-", "_")
+    spark.sql(f"CREATE TABLE {name} (id bigint) USING delta LOCATION '{path}' TBLPROPERTIES ('{ENABLE}' = 'true')")
+    try:
+        spark.range(100).repartition(2).write.format("delta").mode("append").save(path)
+        spark.sql(f"DELETE FROM {name} WHERE id % 10 = 0")
+        from_file, from_delta = DeltaLocation(path=path).checksum(), DeltaLocation(name=name).checksum(spark)
+        figures = ("version", "numFiles", "numDeletedRecordsOpt", "tableSizeBytes")
+        assert {k: from_delta[k] for k in figures} == {k: from_file[k] for k in figures}
+        assert (from_delta["version"], from_delta["numFiles"], from_delta["numDeletedRecordsOpt"]) == (2, 2, 10)
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")

@@ -57,7 +57,7 @@ class CurrentState:
         self.recent: RecentTombstones[DataFrame] | None = None   # only where the bounds are kept
         self.span: KeySpan | None = None
         self.stats_for: set[str] = set()   # the columns the table's statistics property names
-        self.rewrite: RewriteChoice | None = None   # where `held` and the table has deletion vectors
+        self.rewrite: RewriteChoice | None = None   # where the table has deletion vectors
         self.copying = deletion_vectors.CopyingSession()
 
     @property
@@ -78,8 +78,8 @@ class CurrentState:
             self.stats_for = set(declared)
         else:
             configure_existing(self.spark, self.where, self.spec)
-        if self.held and deletion_vectors.enabled(properties if created else table_properties(self.spark, self.where)):
-            self.rewrite = RewriteChoice(self.where, self._count_rows)
+        if deletion_vectors.enabled(properties if created else table_properties(self.spark, self.where)):
+            self.rewrite = RewriteChoice(partial(self.where.checksum, self.spark), self._count_rows)
         companions.ensure_companions(self.spark, self.where, columns_ddl({k: declared[k] for k in self.spec.keys}),
                                      self.spec.keys)
 

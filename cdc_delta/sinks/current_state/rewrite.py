@@ -9,16 +9,15 @@ a copying MERGE drops the marked rows of the files it touches and writes its row
 So a MERGE also copies once the marked rows reach a tenth of the table's rows, or its files twice
 as many as after the last copy: the table stays compact without an OPTIMIZE.
 
-Known where the run holds the table's writer lock: its rows are counted once and then kept by
-each write's own counts, its files and marked rows read from the checksum Delta writes beside
-each commit. Elsewhere every MERGE marks, Delta's own way."""
+The rows are counted once and then kept by each write's own counts, and counted again when
+another writer committed between (the table's version moved by more than the write's commit);
+its files and marked rows are read from the checksum Delta writes beside each commit (of a
+table on this machine's disk, from the file; elsewhere, from Delta's snapshot in the JVM)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
-
-from ...lake.tables import DeltaLocation
+from typing import Any, Callable
 
 COPY_FROM_SHARE = 0.03      # the batch's changes against the table's rows
 COPY_FROM_MARKED = 0.10     # the rows marked and still in their files, against the table's rows
@@ -28,16 +27,17 @@ MIN_FILES = 16
 
 @dataclass
 class RewriteChoice:
-    where: DeltaLocation
-    count_rows: Callable[[], int]     # the table's rows, as Delta counts them
+    checksum: Callable[[], dict[str, Any]]   # the table's newest checksum and its version (DeltaLocation.checksum)
+    count_rows: Callable[[], int]            # the table's rows, as Delta counts them
     rows: int | None = None
+    rows_at: int | None = None               # the version whose rows `rows` are, when known
     files_after_copy: int | None = None
 
     def copies(self, changes: int) -> bool:
         """A MERGE of `changes` change rows copies the files it touches."""
-        if self.rows is None:
-            self.rows = self.count_rows()
-        checksum = self.where.checksum()
+        checksum = self.checksum()
+        if self.rows is None or checksum.get("version") != self.rows_at:
+            self.rows, self.rows_at = self.count_rows(), checksum.get("version")
         files, marked = checksum.get("numFiles") or 0, checksum.get("numDeletedRecordsOpt") or 0
         if self.files_after_copy is None:
             self.files_after_copy = files
@@ -45,11 +45,16 @@ class RewriteChoice:
                 or files >= COPY_FROM_FILE_GROWTH * max(self.files_after_copy, MIN_FILES))
 
     def written(self, inserted: int, deleted: int, copied: bool) -> None:
-        """After a batch's MERGE or append landed."""
+        """After a batch's MERGE or append landed: the rows kept, unless another writer's commit
+        came between (then counted again when next needed)."""
+        checksum = self.checksum()
+        version = checksum.get("version")
         if self.rows is not None:
-            self.rows += inserted - deleted
+            moved = None if version is None or self.rows_at is None else version - self.rows_at
+            self.rows = self.rows + inserted - deleted if moved in (None, 0, 1) else None
+            self.rows_at = version
         if copied:
-            self.files_after_copy = self.where.checksum().get("numFiles")
+            self.files_after_copy = checksum.get("numFiles")
 
     def forget(self) -> None:
         """A write failed (it may have landed) or rows were removed otherwise (a truncate):
