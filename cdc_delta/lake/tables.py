@@ -135,7 +135,8 @@ class DeltaLocation:
 def _snapshot_checksum(table: DeltaTable) -> dict[str, Any]:
     """The checksum of the snapshot Delta holds of `table` (refreshed when the table was looked
     up), through Delta's own classes: its Python API does not give it. {} when Delta has none
-    (a log without checksums) or its classes answer otherwise than this version of Delta does."""
+    (a log without checksums), or its classes are not reached (a session without a JVM of its
+    own) or answer otherwise than this version of Delta does."""
     try:
         snapshot = table._jdt.deltaLog().unsafeVolatileSnapshot()
         found = snapshot.checksumOpt()
@@ -146,7 +147,7 @@ def _snapshot_checksum(table: DeltaTable) -> dict[str, Any]:
         return {"version": int(snapshot.version()), "numFiles": int(checksum.numFiles()),
                 "tableSizeBytes": int(checksum.tableSizeBytes()),
                 "numDeletedRecordsOpt": int(marked.get()) if marked.isDefined() else None}
-    except Py4JError:
+    except (Py4JError, AttributeError):
         return {}
 
 
