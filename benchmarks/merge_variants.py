@@ -8,10 +8,11 @@ captures the MERGE source of the last one, then runs each variant's MERGE of tha
 fresh copy of the table as it was before it, in turns. Variants: today's plan; the same with
 what a batch runs beside it (the tombstone append and the TOAST count, as sinks/current_state
 runs them under the writer lock), and with each of the two alone; the plan on a table with
-deletion vectors; the seed recipe's clauses (key only, no guard, no TOAST CASE), on the same
-table and on a copy without cdc-delta's position and source-time columns, as the recipe stores
-rows (what those columns cost the MERGE's rewrite of the files it touches); the plan on the table
-with Delta's default statistics (what not tracking the position saves: lake/statistics.py).
+deletion vectors; the plan without its TOAST CASE (what reading the stored values costs); the
+seed recipe's clauses (key only, no guard, no TOAST CASE), on the same table and on a copy
+without cdc-delta's position and source-time columns, as the recipe stores rows (what those
+columns cost the MERGE's rewrite of the files it touches); the plan on the table with Delta's
+default statistics (what not tracking the position saves: lake/statistics.py).
 `--only plan,recipe-narrow` runs the variants named.
 Printed: each round's seconds and each variant's warm mean (rounds after the first) over the
 first variant's (today's plan, unless --only leaves it out).
@@ -68,7 +69,8 @@ def main(argv: list[str] | None = None) -> None:
     set_table_properties(spark, DeltaLocation(path=str(with_dv)), DELETION_VECTORS)
     beside = {"plan+beside": BESIDE, "plan+tombstones": {"tombstones"}, "plan+count": {"count"}}
     variants = {"plan": (source, plan, before), **{name: (source, work, before) for name, work in beside.items()},
-                "plan+dv": (source, plan, with_dv), "recipe-shape": (source, recipe_shape(plan), before),
+                "plan+dv": (source, plan, with_dv), "plan-no-toast-case": (source, without_toast_case(plan), before),
+                "recipe-shape": (source, recipe_shape(plan), before),
                 "recipe-narrow": (source, without_meta(recipe_shape(plan)), narrow_copy(spark, before)),
                 "plan+all-stats": (source, plan, default_stats_copy(spark, before)),
                 "plan+copy": (source, plan, rewritten_copy(spark, before, "copy", lambda rows: rows)),
@@ -88,10 +90,10 @@ def main(argv: list[str] | None = None) -> None:
             else:
                 merge_step._run_merge(DeltaLocation(path=str(table)), src, p)
             seconds[name].append(time.monotonic() - began)
-            print(f"round {round_} {name:14} {seconds[name][-1]:.2f} s", flush=True)
+            print(f"round {round_} {name:18} {seconds[name][-1]:.2f} s", flush=True)
     warm = {name: sum(s[1:]) / max(1, len(s) - 1) for name, s in seconds.items()}
     for name, mean in warm.items():
-        print(f"{name:14} warm mean {mean:.2f} s ({mean / warm[next(iter(warm))]:.2f}x first)")
+        print(f"{name:18} warm mean {mean:.2f} s ({mean / warm[next(iter(warm))]:.2f}x first)")
     spark.stop()
 
 
@@ -110,12 +112,12 @@ def capture_last_merge(spark: SparkSession, work: Path, rows: int, batch: int
         captured["call"] = dict(inspect.signature(real_changes).bind(*args, **kwargs).arguments)
         return real_changes(*args, **kwargs)
 
-    def capture(target, src, plan):
+    def capture(target, src, plan, session=None):
         captured["plan"] = plan
         src.write.mode("overwrite").parquet(str(work / "source"))
         shutil.rmtree(before, ignore_errors=True)
         shutil.copytree(run / "cdc_delta" / TABLE, before)
-        return real(target, src, plan)
+        return real(target, src, plan, session)
 
     for i in range(BATCHES):
         if i == BATCHES - 1:
@@ -148,6 +150,13 @@ def recipe_shape(plan: MergePlan) -> MergePlan:
     on = plan.on.rsplit(" AND t.", 1)[0] if " BETWEEN " in plan.on else plan.on   # the key range comes last
     return replace(plan, on=on, delete_when=f"s.{OP} = 'd'", update_when=f"s.{OP} <> 'd'",
                    update_set={c: v for c, v in plan.insert_values.items()})
+
+
+def without_toast_case(plan: MergePlan) -> MergePlan:
+    """Today's plan with every column updated from the change, no TOAST CASE: what reading the
+    stored value of a column that may hold a placeholder costs the MERGE (Delta then reads that
+    column of every row in the files it touches)."""
+    return replace(plan, update_set={c: f"s.{c}" for c in plan.update_set})
 
 
 def without_meta(plan: MergePlan) -> MergePlan:
