@@ -69,7 +69,8 @@ def main(argv: list[str] | None = None) -> None:
     set_table_properties(spark, DeltaLocation(path=str(with_dv)), DELETION_VECTORS)
     beside = {"plan+beside": BESIDE, "plan+tombstones": {"tombstones"}, "plan+count": {"count"}}
     variants = {"plan": (source, plan, before), **{name: (source, work, before) for name, work in beside.items()},
-                "plan+dv": (source, plan, with_dv), "plan-no-toast-case": (source, without_toast_case(plan), before),
+                "plan+dv": (source, plan, with_dv),
+                "plan-no-toast-case": (source, without_toast_case(plan), before),
                 "recipe-shape": (source, recipe_shape(plan), before),
                 "recipe-narrow": (source, without_meta(recipe_shape(plan)), narrow_copy(spark, before)),
                 "plan+all-stats": (source, plan, default_stats_copy(spark, before)),
