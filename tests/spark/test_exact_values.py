@@ -92,8 +92,7 @@ def test_full_replica_identity_takes_the_events_own_before_value(spark, tmp_path
 
 def test_placeholders_the_events_before_answers_leave_the_stored_value_unread(spark, tmp_path, monkeypatch):
     """Under REPLICA IDENTITY FULL no placeholder is left for the MERGE to answer, so it has no
-    TOAST CASE and Delta does not read the stored column (a 1k-event batch into 1M rows: 0.87x
-    the MERGE's seconds, python -m benchmarks.merge_variants --only plan,plan-no-toast-case)."""
+    TOAST CASE and Delta does not read the stored column (what that saves: README, Benchmarks)."""
     plans = []
 
     def planned(*args, **kwargs):
