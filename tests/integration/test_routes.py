@@ -17,6 +17,7 @@ import sys
 from decimal import Decimal
 
 import pytest
+from confluent_kafka import Consumer, TopicPartition
 
 from cdc_delta.config import load_config
 from cdc_delta.infra.kafka_io import create_topics, produce, read_topic
@@ -25,7 +26,7 @@ from devtools.encode import EventWriter
 from ..conftest import REPO
 from ..ports import KAFKA
 from ..spark.helpers import table_rows
-from .test_kafka import metrics, write_config
+from .test_kafka import metrics, run, write_config
 
 KAFKA_PORT = KAFKA["routes"]
 pytestmark = pytest.mark.slow
@@ -138,3 +139,36 @@ def test_withdrawals_route_exactly_once_across_kill_9_and_a_lost_checkpoint(spar
     rows = table_rows(spark, load_config(path), "transactions")
     print(f"routes: {routed} withdrawals routed once over {len(records)} records, kills {dict(kills)}, "
           f"lost checkpoint resumed; read_uncommitted saw {uncommitted} messages; {len(rows)} rows")
+
+
+def test_a_batch_with_nothing_that_meets_the_condition_sends_nothing_and_keeps_the_ledger(spark, broker, tmp_path):
+    """A batch none of whose changes meets the condition opens no transaction, so the ledger does
+    not move; the next batch's withdrawal is sent once, its deposits read again with it, not."""
+    source, route = "quiet.bank.transactions", {**WITHDRAWALS, "topic": "quiet.withdrawals"}
+    create_topics(broker, {source: 1})
+    writer = EventWriter("postgresql", "transactions", COLUMNS, db="bank")
+    deposits = [row_event(writer, "c", key, "deposit", 10 + key) for key in range(3)]
+    produce(broker, source, deposits)
+    path = write_config(tmp_path, [{**TABLE, "routes": [route]}], bootstrap_servers=broker, topics=[source])
+    assert run(path) == 0
+    ledger = ledger_offsets(broker, "cdc-delta.k.transactions.withdrawals", source)
+    assert (read_topic(broker, route["topic"]), ledger) == ([], [-1001])   # -1001: none committed
+    produce(broker, source, [row_event(writer, "u", 1, "withdrawal", 20), *deposits])
+    assert run(path) == 0
+    assert by_key(read_topic(broker, route["topic"])) == {'{"txn_id":1}': [("u", Decimal("1.50"))]}
+    assert ledger_offsets(broker, "cdc-delta.k.transactions.withdrawals", source) == [7]
+    assert [m["tables"]["transactions/withdrawals"]["routed"] for m in metrics(path)] == [0, 1]
+
+
+def row_event(writer: EventWriter, op: str, key: int, kind: str, position: int) -> tuple[bytes, bytes]:
+    row = {"txn_id": key, "acc_id": 1, "txn_value": Decimal("1.50"), "txn_type": kind}
+    return json.dumps({"txn_id": key}).encode(), writer.event(op, None, row, position, 1000 + position).encode()
+
+
+def ledger_offsets(broker: str, group: str, topic: str) -> list[int]:
+    """The route's ledger: the offsets its transactions committed for the source's partition."""
+    consumer = Consumer({"bootstrap.servers": broker, "group.id": group, "enable.auto.commit": False})
+    try:
+        return [tp.offset for tp in consumer.committed([TopicPartition(topic, 0)], timeout=30)]
+    finally:
+        consumer.close()
