@@ -1,9 +1,10 @@
 """The ``foreachBatch`` handler: one micro-batch from raw records to committed tables.
 
 decode -> facts of what came in -> each table's view (schema changes) -> each table's changes
-(key, typed columns, order, reason) -> facts of the changes -> the quarantine sink, then each
-table's sinks in order (its routes, its own kind, the tables `from` it), tables side by side.
-The changes and their facts start on the last batch's views, beside the first facts (_read).
+(key, typed columns, order, reason) -> facts of the changes -> each table's sinks in their
+stages (its routes, then its own kind beside the tables `from` it), tables side by side, and
+beside them the quarantine sink. The changes and their facts start on the last batch's views,
+beside the first facts (_read).
 Every write is idempotent per batch, so a batch replayed after a crash changes nothing twice.
 """
 
@@ -48,8 +49,8 @@ class BatchHandler:
         self.spark, self.config = spark, config
         self.hooks = hooks or Hooks()
         self.targets = {t.name: DeltaLocation.of(config.target_of(t)) for t in config.tables}
-        # per table events are routed to, its sinks in the order they write (sinks/__init__.py)
-        self.sinks: dict[str, list[TableSink]] = {
+        # per table events are routed to, its sinks in the stages they write in (sinks/__init__.py)
+        self.stages: dict[str, list[list[TableSink]]] = {
             t.name: sinks_of(spark, config, t, self.targets, self.hooks, locked) for t in config.source_tables}
         self.quarantine = Quarantine(spark, DeltaLocation.of(config.quarantine_location), locked)
         self.schemas = TableSchemas(spark, config, self.targets)
@@ -66,20 +67,22 @@ class BatchHandler:
     @property
     def locations(self) -> list[DeltaLocation]:
         """Every Delta table a batch may commit to."""
-        return [where for sink in (*self._table_sinks(), self.quarantine) for where in sink.locations()]
+        return [where for sink in (*self.table_sinks(), self.quarantine) for where in sink.locations()]
 
     def prepare(self) -> None:
         """Create every table the pipeline writes, before the first batch."""
-        for sink in (*self._table_sinks(), self.quarantine):
+        for sink in (*self.table_sinks(), self.quarantine):
             sink.prepare()
 
     def close(self) -> None:
         """When the run ends: the sinks let go of what they hold open (a route's producer)."""
-        for sink in self._table_sinks():
+        for sink in self.table_sinks():
             sink.close()
 
-    def _table_sinks(self) -> list[TableSink]:
-        return [sink for sinks in self.sinks.values() for sink in sinks]
+    def table_sinks(self, table: str | None = None) -> list[TableSink]:
+        """The sinks of one source table (of every table when None), in the order of their stages."""
+        return [sink for name, stages in self.stages.items() if table in (None, name)
+                for stage in stages for sink in stage]
 
     def __call__(self, raw: DataFrame, batch_id: int) -> None:
         self.busy = True
@@ -117,15 +120,13 @@ class BatchHandler:
                 if read is None:
                     return report, None
                 views, facts, bad_changes = read
-                bad = None   # persisting plans the query: only when there is something to keep
-                if report.quarantined:
-                    values = raw if bad_changes else None   # their raw values are read again
-                    bad = rows_of(decoded, changes, self.config.pipeline, batch_id, values).persist()
-            with commit_metadata([self.spark, raw.sparkSession], batch.metadata):
-                if quarantine and bad is not None:
-                    with self.hooks.during("quarantine"), report.phase("quarantine"):
-                        self.quarantine.write(batch, bad)
+            with (commit_metadata([self.spark, raw.sparkSession], batch.metadata),
+                  ThreadPoolExecutor(max_workers=1) as beside):
+                # built only when something is quarantined: persisting them plans their query
+                quarantined = (beside.submit(self._quarantined, batch, raw, decoded, changes, bad_changes, quarantine)
+                               if report.quarantined else None)
                 report.tables.update(self._write_tables(batch, views, changes, facts))
+                bad = quarantined.result() if quarantined is not None else None
             self.hooks.point("committed")   # tables written, the checkpoint not yet
             report.seconds = round(time.monotonic() - started, 3)
             return report, bad
@@ -161,6 +162,19 @@ class BatchHandler:
         report.quarantined = sum(r["bad"] for r in origins) + bad_changes
         return views, facts, bad_changes
 
+    def _quarantined(self, batch: BatchContext, raw: DataFrame, decoded: DataFrame, changes: dict[str, DataFrame],
+                     bad_changes: int, write: bool) -> DataFrame:
+        """The batch's quarantine rows, persisted, and written when `write`: beside the tables,
+        which do not read them (each write is idempotent, so a batch that fails between the
+        two repeats only the one missing)."""
+        with batch.report.phase("quarantine"):
+            values = raw if bad_changes else None   # their raw values are read again
+            bad = rows_of(decoded, changes, self.config.pipeline, batch.batch_id, values).persist()
+            if write:
+                with self.hooks.during("quarantine"):
+                    self.quarantine.write(batch, bad)
+        return bad
+
     def _views(self, origins: list[Row], decoded: DataFrame) -> dict[str, TableView]:
         """Each table's view, tables side by side (a view may read the table's schema)."""
         specs = self.config.source_tables
@@ -177,7 +191,7 @@ class BatchHandler:
             changes[name] = table_changes(decoded, views[name]).persist()
 
         side_by_side(one, list(views))
-        for sink in self._table_sinks():
+        for sink in self.table_sinks():
             sink.before_facts()
         return table_facts(changes, views)
 
@@ -189,12 +203,16 @@ class BatchHandler:
 
     def _write_tables(self, batch: BatchContext, views: dict[str, TableView], changes: dict[str, DataFrame],
                       facts: dict[str, dict]) -> dict[str, TableFigures]:
-        """Each table's sinks in order, tables side by side: most of a small table's time is spent
+        """Each table's sinks stage by stage, tables side by side: most of a small table's time is spent
         waiting on Delta's log and commits, which overlap well (Spark runs jobs from several
         threads). The batch fails if any table fails, and a rerun repeats only what is missing."""
         def one(name: str) -> dict[str, TableFigures]:
             good = TableInput(views[name], changes[name].filter(F.col(ERROR).isNull()), facts.get(name, {}))
-            return {sink.name: sink.write(batch, good) for sink in self.sinks[name]}
+            figures: dict[str, TableFigures] = {}
+            for stage in self.stages[name]:
+                written = side_by_side(lambda sink: sink.write(batch, good), stage)
+                figures.update(zip((sink.name for sink in stage), written))
+            return figures
 
         return {n: f for figures in side_by_side(one, list(views)) for n, f in figures.items()}
 

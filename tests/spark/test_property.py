@@ -194,7 +194,7 @@ def process(spark, data, config):
     spark.conf.set(INTERPRET_BELOW, data.draw(st.sampled_from(["1", "1000000"])))
     h = handler(spark, config)
     if data.draw(st.booleans()):
-        for sink in h.sinks["items"]:
+        for sink in h.table_sinks("items"):
             if getattr(sink, "rewrite", None) is not None:
                 sink.rewrite.copies = lambda changes: False
     return h

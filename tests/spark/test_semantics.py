@@ -179,7 +179,7 @@ def test_late_changes_stay_out_whether_their_tombstone_is_held_or_read_again(spa
     deleting = range(1, KEEP_BATCHES + 2)
     for i in deleting:
         h.process(raw_batch(spark, [PG.event("d", row(i), None, 100 * i, 2)], first_offset=100 + i), i)
-    assert h.sinks["items"][0].recent.floor is not None      # the first batches' are no longer held
+    assert h.table_sinks("items")[0].recent.floor is not None      # the first batches' are no longer held
     newest_deleted = deleting[-1]
     late = [(newest_deleted, 100 * newest_deleted - 50), (1, 50)]   # a held tombstone, then one read again
     for n, (i, lsn) in enumerate(late):
