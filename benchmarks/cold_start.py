@@ -22,8 +22,8 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -39,6 +39,12 @@ def variant(text: str) -> tuple[str, Path]:
     if not name or not checkout:
         raise argparse.ArgumentTypeError(f"variant '{text}': expected NAME=CHECKOUT")
     return name, Path(checkout).resolve()
+
+
+def number_of_copies(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"'{text}': expected a number of copies, 1 or more")
+    return int(text)
 
 
 def demo_run(checkout: Path, port: int, work: Path, copies: int) -> tuple[list[dict], float]:
@@ -71,7 +77,8 @@ def demo_config(checkout: Path, work: Path, copies: int, produced: str) -> Path:
     copies (`produced`: devtools.demo's lines, "produced N records to TOPIC")."""
     config = yaml.safe_load((checkout / "configs" / "demo.yaml").read_text())
     if copies > 1:
-        config["source"]["max_offsets_per_trigger"] = sum(int(n) for n in re.findall(r"produced (\d+) records", produced))
+        one_copy = sum(int(n) for n in re.findall(r"produced (\d+) records", produced))
+        config["source"]["max_offsets_per_trigger"] = one_copy
     path = work / "demo.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
@@ -81,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--work", type=Path, default=Path("/tmp/cdc-delta-cold-start"))
-    ap.add_argument("--copies", type=int, default=1, help="copies of the demo's streams (warm batches)")
+    ap.add_argument("--copies", type=number_of_copies, default=1, help="copies of the demo's streams (warm batches)")
     ap.add_argument("variants", nargs="+", type=variant)
     args = ap.parse_args(argv)
     alone()
