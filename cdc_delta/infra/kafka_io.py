@@ -3,8 +3,10 @@ the tests and `cdc-delta status`. The pipeline itself reads Kafka only through S
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
+import warnings
 from typing import Iterable
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
@@ -143,7 +145,11 @@ class TransactionalProducer:
         self.ledger = _client(Consumer, {**common, "group.id": transactional_id, "enable.auto.commit": False,
                                          "isolation.level": "read_committed"})
         # a new producer of this id fences the last one and aborts what it left open (a killed run)
-        self.producer.init_transactions(60)
+        try:
+            self.producer.init_transactions(60)
+        except BaseException:
+            self.discard()
+            raise
 
     def forwarded(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
         """Per source topic-partition, the offset up to which records were forwarded (0: none)."""
@@ -183,4 +189,13 @@ class TransactionalProducer:
 
     def close(self) -> None:
         self.producer.flush(10)
+        self.discard()
+
+    def discard(self) -> None:
+        """Close both clients, sending nothing more: after a refusal or a fatal error no client
+        is left polling the broker. A failed producer, closed, says it could not abort (a
+        warning, or its error again, by the warnings filter in force)."""
         self.ledger.close()
+        with warnings.catch_warnings(), contextlib.suppress(KafkaException):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            self.producer.close()

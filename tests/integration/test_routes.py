@@ -20,6 +20,7 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from cdc_delta.config import load_config
+from cdc_delta.errors import RouteFailed
 from cdc_delta.infra.kafka_io import create_topics, produce, read_topic
 from devtools.encode import EventWriter
 
@@ -172,3 +173,27 @@ def ledger_offsets(broker: str, group: str, topic: str) -> list[int]:
         return [tp.offset for tp in consumer.committed([TopicPartition(topic, 0)], timeout=30)]
     finally:
         consumer.close()
+
+
+def test_a_producer_the_broker_refuses_stops_the_batch_which_a_run_with_it_mended_sends_once(broker, tmp_path,
+                                                                                            capsys):
+    """The route's producer opens beside the batch's first jobs; when the broker refuses it (a
+    transaction timeout over the broker's maximum), the batch stops before the table is written,
+    with the route and Kafka's reason in one line, and the next run sends it once."""
+    source, route = "refused.bank.transactions", {**WITHDRAWALS, "topic": "refused.withdrawals"}
+    create_topics(broker, {source: 1})
+    writer = EventWriter("postgresql", "transactions", COLUMNS, db="bank")
+    produce(broker, source, [row_event(writer, "c", 1, "withdrawal", 10)])
+    tables = [{**TABLE, "routes": [route]}]
+    refused = write_config(tmp_path, tables, bootstrap_servers=broker, topics=[source],
+                           options={"kafka.transaction.timeout.ms": "3600000"})
+    assert run(refused) == RouteFailed.exit_code
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith("error: table transactions: route withdrawals: the Kafka transaction of "
+                            "cdc-delta.k.transactions.withdrawals failed: ")
+    assert "max.transaction.timeout.ms" in error
+    assert (read_topic(broker, route["topic"]), metrics(refused)) == ([], [])
+    mended = write_config(tmp_path, tables, bootstrap_servers=broker, topics=[source])
+    assert run(mended) == 0
+    assert by_key(read_topic(broker, route["topic"])) == {'{"txn_id":1}': [("c", Decimal("1.50"))]}
+    assert [m["tables"]["transactions/withdrawals"]["routed"] for m in metrics(mended)] == [1]
