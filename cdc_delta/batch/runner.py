@@ -10,6 +10,7 @@ Every write is idempotent per batch, so a batch replayed after a crash changes n
 
 from __future__ import annotations
 
+import math
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Callable, TypeVar
@@ -161,7 +162,7 @@ class BatchHandler:
             if not count_origins(origins, report):
                 return None
             self.codegen.fit(report.records_in, decoded.sparkSession)
-            self.tasks = max(1, -(-report.records_in // RECORDS_PER_TASK))
+            self.tasks = max(1, math.ceil(report.records_in / RECORDS_PER_TASK))
             views = self._views(origins, decoded)
             kept = early is not None and views == guess   # (built in the last batch's tasks: the same rows)
             if early is not None and not kept:

@@ -67,7 +67,7 @@ class KafkaRoute:
         fences an earlier producer of the transactional id) took a cold batch about 0.6 s before
         the route could send. Opened here, the run holds its writer locks already."""
         if self.producer is None and self.opening is None:
-            self.opening = in_background(self._new_producer)
+            self.opening = _in_background(self._new_producer)
 
     def close(self) -> None:
         opening, self.opening = self.opening, None
@@ -178,7 +178,7 @@ class KafkaRoute:
         return TransactionalProducer(source.bootstrap_servers, source.options, self.transactional_id)
 
 
-def in_background(work: Callable[[], T]) -> Future[T]:
+def _in_background(work: Callable[[], T]) -> Future[T]:
     """`work` in a thread of its own (a daemon: it does not hold the process open); its result
     or error in the future."""
     future: Future[T] = Future()
