@@ -59,8 +59,9 @@ class TableSink(Sink[TableInput, TableFigures], Protocol):
     name: str      # the table's name in the config
 
     def before_facts(self) -> None:
-        """Read what the sink keeps between batches and decides by (the guard's bounds); once
-        per batch, beside its first job and before its facts are read."""
+        """Read what the sink keeps between batches and decides by (the guard's bounds), or
+        start opening what it writes through (a route's producer); once per batch, beside its
+        first job and before its facts are read."""
 
 
 def configure_existing(spark: SparkSession, where: DeltaLocation, spec: TableSpec) -> None:
