@@ -8,6 +8,7 @@ import pytest
 from devtools.encode import EventWriter
 from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
 from cdc_delta.lake.tables import DeltaLocation
+from cdc_delta.sinks.current_state import CurrentState
 
 from .helpers import handler, make_config, raw_batch, table_rows
 
@@ -127,3 +128,57 @@ def test_keys_of_no_integer_range_are_merged(spark, tmp_path):
     handler(spark, config).process(raw_batch(spark, [writer.event("c", None, {"code": "a", "note": "x"}, 10, 1)]), 0)
     assert newest_operation(config, "codes") == "MERGE"
     assert table_rows(spark, config, "codes") == [{"code": "a", "note": "x"}]
+
+
+def table_reads(monkeypatch) -> list[str]:
+    """The reads of the current-state table itself that the sink starts (its companions' aside)."""
+    reads: list[str] = []
+    original = CurrentState._read_newest
+
+    def spy(self, where):
+        if where == self.where:
+            reads.append(where.label)
+        return original(self, where)
+    monkeypatch.setattr(CurrentState, "_read_newest", spy)
+    return reads
+
+
+def snapshot_batch(spark, keys, first_offset):
+    return raw_batch(spark, [PG.event("r", None, row(i), 10, 1, snapshot=True) for i in keys], first_offset=first_offset)
+
+
+def test_the_keys_an_append_wrote_at_the_top_answer_for_the_next_batch_edge(spark, tmp_path, monkeypatch):
+    """Kafka partitions of a snapshot end at different keys: the next batch's edge lies among
+    the keys the last append wrote, which the run holds (top_keys.py), so the table is not read."""
+    config = make_config(tmp_path, [items()])
+    h = handler(spark, config)
+    reads = table_reads(monkeypatch)
+    h.process(snapshot_batch(spark, [i for i in range(1, 101) if i != 95], 0), 0)
+    report, _ = h.process(snapshot_batch(spark, [95, *range(101, 301)], 99), 1)    # edge 95..100
+    assert written(config, report) == ("WRITE", "appended") and report.tables["items"].inserted == 201
+    assert reads == []
+    # 280 is stored, among the held keys (those above 278): merged
+    report, _ = h.process(raw_batch(spark, [PG.event("u", None, row(280, "new"), 20, 2),
+                                            *[PG.event("c", None, row(i), 21, 2) for i in range(301, 601)]],
+                                    first_offset=300), 2)
+    assert written(config, report) == ("MERGE", "merged") and reads == []
+    assert (report.tables["items"].inserted, report.tables["items"].updated) == (300, 1)
+    assert table_rows(spark, config, "items") == [row(i, "new" if i == 280 else "x") for i in range(1, 601)]
+
+
+def test_an_edge_below_the_held_keys_or_after_another_commit_is_asked_of_the_table(spark, tmp_path, monkeypatch):
+    config = make_config(tmp_path, [items()])
+    h = handler(spark, config)
+    reads = table_reads(monkeypatch)
+    h.process(snapshot_batch(spark, range(1, 301), 0), 0)     # holds the keys above 269
+    # an update of 265, stored below the held keys: the table is read
+    report, _ = h.process(raw_batch(spark, [PG.event("u", None, row(265, "new"), 20, 2),
+                                            *[PG.event("c", None, row(i), 21, 2) for i in range(301, 701)]],
+                                    first_offset=300), 1)
+    assert written(config, report) == ("MERGE", "merged") and len(reads) == 1
+    assert report.tables["items"].updated == 1
+    h.process(snapshot_batch(spark, range(701, 1001), 701), 2)   # appended: holds the keys above 969
+    DeltaLocation.of(config.target_of(config.tables[0])).table(spark).optimize().executeCompaction()
+    report, _ = h.process(snapshot_batch(spark, [980, *range(1001, 1301)], 1001), 3)
+    assert written(config, report) == ("MERGE", "merged") and len(reads) == 2    # 980 is stored
+    assert table_rows(spark, config, "items") == [row(i, "new" if i == 265 else "x") for i in range(1, 1301)]

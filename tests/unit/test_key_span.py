@@ -9,6 +9,7 @@ from cdc_delta.lake.tables import DeltaLocation
 from cdc_delta.sinks.base import TableInput
 from cdc_delta.sinks.current_state import CurrentState
 from cdc_delta.sinks.current_state.key_span import KeySpan, edge_worth_looking_up
+from cdc_delta.sinks.current_state.top_keys import TopKeys, top_floor
 
 
 def span_of(stored):
@@ -79,3 +80,25 @@ def test_only_a_table_held_under_the_writer_lock_is_appended(path, locked, appen
     sink.span, _ = span_of(None)
     table = TableInput(None, None, {"c": {"key_min": 1, "key_max": 5}})
     assert sink._place_batch_keys(table)[1:] == (appendable, None)
+
+
+def test_the_span_remembers_its_high_before_the_last_batch():
+    span, _ = span_of(None)
+    span.worth_asking((1, 100))
+    assert span.high_before is None
+    span.worth_asking((90, 300))
+    assert span.high_before == 100
+
+
+def test_held_top_keys_start_at_the_top_tenth_of_a_batch_and_above_what_was_stored():
+    assert top_floor((1, 100), None) == 89          # keys 90..100 held
+    assert top_floor((95, 300), 100) == 278         # the top tenth lies above the stored keys
+    assert top_floor((50, 105), 100) == 100         # its top tenth reaches below them: from 101 on
+    assert top_floor((1, 50), 100) == 100           # all below: nothing above 100 is stored
+
+
+def test_held_top_keys_answer_for_an_edge_above_their_floor_at_their_version():
+    top = TopKeys(floor=278, version=4, keys=None)
+    assert top.answer_for((279, 300), 4)
+    assert not top.answer_for((278, 300), 4)        # 278 may be stored below the held keys
+    assert not top.answer_for((279, 300), 5)        # another commit since

@@ -38,6 +38,7 @@ from .key_span import KeySpan, Span, edge_worth_looking_up
 from .merge import count_unresolved, merge_changes
 from .recent_tombstones import MAX_ROWS_HELD, RecentTombstones, as_frame, held_copy
 from .rewrite import RewriteChoice
+from .top_keys import TopKeys, top_floor, written_top
 
 GC_EVERY_BATCHES = 10
 # a key change whose delete landed in an earlier batch finds the old row this many versions back
@@ -56,6 +57,7 @@ class CurrentState:
         self.bounds: GuardBounds | None = None
         self.recent: RecentTombstones[DataFrame] | None = None   # only where the bounds are kept
         self.span: KeySpan | None = None
+        self.top: TopKeys | None = None    # the keys the last append wrote at the top of the span
         self.stats_for: set[str] = set()   # the columns the table's statistics property names
         self.rewrite: RewriteChoice | None = None   # where the table has deletion vectors
         self.copying = deletion_vectors.CopyingSession()
@@ -139,9 +141,13 @@ class CurrentState:
                 unresolved = (self._count_unresolved(beside, changes, view.keys, toasted, keys_within)
                               if toasted else lambda: {})
                 deletes = beside.submit(self._held_deletes, changes, view.keys, facts.get("d"))
+                floor = top_floor(table.key_range(), self.span.high_before) if new_keys_only else None
+                top = beside.submit(written_top, changes, view.keys, floor) if floor is not None else None
                 figures.inserted, figures.updated, figures.deleted = merge_changes(
                     self.where, changes, view.keys, view.values, "d" in facts, batch.batch_id, batch.app_id,
                     keys_within, self.locked, toasted, new_keys_only, session)
+                self.top = (TopKeys(floor, self.where.newest_version(), top.result())
+                            if top is not None and figures.inserted else None)
                 if self.rewrite is not None:
                     self.rewrite.written(figures.inserted, figures.deleted, copies)
                 figures.toast_unresolved_columns = unresolved()
@@ -224,10 +230,14 @@ class CurrentState:
 
     def _stores_any(self, changes: DataFrame, keys: list[str], edge: Span) -> bool:
         """Whether a stored row has the key of a change whose first key lies in `edge`: one
-        job, reading the table's keys in the edge (Delta skips the files outside it) against
-        those changes, sent to each task."""
+        job, reading the keys in the edge that the last append wrote at the top of the span,
+        when they answer for the table (top_keys.py), else the table's (Delta skips the files
+        outside the edge), against those changes, sent to each task."""
         first = col(keys[0])
-        stored = self._read_newest(self.where).select(*[col(k) for k in keys]).filter(first.between(*edge))
+        top = self.top
+        held = top is not None and top.answer_for(edge, self.where.newest_version())
+        stored = top.keys if held else self._read_newest(self.where).select(*[col(k) for k in keys])
+        stored = stored.filter(first.between(*edge))
         near = changes.select(*[col(k) for k in keys]).filter(first.between(*edge))
         same_key = all_of([F.col(f"t.{quote(k)}") == F.col(f"s.{quote(k)}") for k in keys])
         return bool(stored.alias("t").join(F.broadcast(near.alias("s")), same_key, "left_semi").limit(1).collect())

@@ -36,6 +36,7 @@ class KeySpan:
     stored: Callable[[], Span | None]
     span: Span | None = None
     read: bool = False
+    high_before: int | None = None   # the span's highest key before the last batch taken in
 
     def worth_asking(self, batch: Span | None) -> bool:
         """Whether `batch` (the batch's lowest and highest first key) covers at most NARROW of
@@ -44,6 +45,7 @@ class KeySpan:
             return False
         self._read()
         before, self.span = self.span, _union(self.span, batch)
+        self.high_before = None if before is None else before[1]
         if before is None:
             return False   # nothing stored: no file to skip
         low, high = self.span
