@@ -148,37 +148,43 @@ def snapshot_batch(spark, keys, first_offset):
 
 
 def test_the_keys_an_append_wrote_at_the_top_answer_for_the_next_batch_edge(spark, tmp_path, monkeypatch):
-    """Kafka partitions of a snapshot end at different keys: the next batch's edge lies among
-    the keys the last append wrote, which the run holds (top_keys.py), so the table is not read."""
+    """Kafka partitions of a snapshot end at different keys: after an append that met an edge,
+    the next batch's edge lies among the keys that append wrote, which the run holds
+    (top_keys.py), so the table is not read for it."""
     config = make_config(tmp_path, [items()])
     h = handler(spark, config)
     reads = table_reads(monkeypatch)
     h.process(snapshot_batch(spark, [i for i in range(1, 101) if i != 95], 0), 0)
-    report, _ = h.process(snapshot_batch(spark, [95, *range(101, 301)], 99), 1)    # edge 95..100
+    report, _ = h.process(snapshot_batch(spark, [95, *[i for i in range(101, 301) if i != 290]], 99), 1)
+    assert written(config, report) == ("WRITE", "appended") and len(reads) == 1   # edge 95..100, nothing held
+    report, _ = h.process(snapshot_batch(spark, [290, *range(301, 501)], 299), 2)       # edge 290..300, held
     assert written(config, report) == ("WRITE", "appended") and report.tables["items"].inserted == 201
-    assert reads == []
-    # 280 is stored, among the held keys (those above 278): merged
-    report, _ = h.process(raw_batch(spark, [PG.event("u", None, row(280, "new"), 20, 2),
-                                            *[PG.event("c", None, row(i), 21, 2) for i in range(301, 601)]],
-                                    first_offset=300), 2)
-    assert written(config, report) == ("MERGE", "merged") and reads == []
+    assert len(reads) == 1
+    # 480 is stored, among the held keys (those above 478): merged
+    report, _ = h.process(raw_batch(spark, [PG.event("u", None, row(480, "new"), 20, 2),
+                                            *[PG.event("c", None, row(i), 21, 2) for i in range(501, 801)]],
+                                    first_offset=500), 3)
+    assert written(config, report) == ("MERGE", "merged") and len(reads) == 1
     assert (report.tables["items"].inserted, report.tables["items"].updated) == (300, 1)
-    assert table_rows(spark, config, "items") == [row(i, "new" if i == 280 else "x") for i in range(1, 601)]
+    assert table_rows(spark, config, "items") == [row(i, "new" if i == 480 else "x") for i in range(1, 801)]
 
 
 def test_an_edge_below_the_held_keys_or_after_another_commit_is_asked_of_the_table(spark, tmp_path, monkeypatch):
     config = make_config(tmp_path, [items()])
     h = handler(spark, config)
     reads = table_reads(monkeypatch)
-    h.process(snapshot_batch(spark, range(1, 301), 0), 0)     # holds the keys above 269
-    # an update of 265, stored below the held keys: the table is read
-    report, _ = h.process(raw_batch(spark, [PG.event("u", None, row(265, "new"), 20, 2),
-                                            *[PG.event("c", None, row(i), 21, 2) for i in range(301, 701)]],
-                                    first_offset=300), 1)
-    assert written(config, report) == ("MERGE", "merged") and len(reads) == 1
+    h.process(snapshot_batch(spark, [i for i in range(1, 301) if i != 299], 0), 0)
+    h.process(snapshot_batch(spark, [299, *range(301, 601)], 299), 1)    # edge 299..300: holds the keys above 568
+    assert len(reads) == 1
+    # an update of 560, stored below the held keys: the table is read
+    report, _ = h.process(raw_batch(spark, [PG.event("u", None, row(560, "new"), 20, 2),
+                                            *[PG.event("c", None, row(i), 21, 2) for i in range(601, 1001) if i != 999]],
+                                    first_offset=600), 2)
+    assert written(config, report) == ("MERGE", "merged") and len(reads) == 2
     assert report.tables["items"].updated == 1
-    h.process(snapshot_batch(spark, range(701, 1001), 701), 2)   # appended: holds the keys above 969
+    h.process(snapshot_batch(spark, [999, *range(1001, 1301)], 1000), 3)   # edge 999..1000: holds those above 1269
+    assert len(reads) == 3
     DeltaLocation.of(config.target_of(config.tables[0])).table(spark).optimize().executeCompaction()
-    report, _ = h.process(snapshot_batch(spark, [980, *range(1001, 1301)], 1001), 3)
-    assert written(config, report) == ("MERGE", "merged") and len(reads) == 2    # 980 is stored
-    assert table_rows(spark, config, "items") == [row(i, "new" if i == 265 else "x") for i in range(1, 1301)]
+    report, _ = h.process(snapshot_batch(spark, [1280, *range(1301, 1601)], 1301), 4)
+    assert written(config, report) == ("MERGE", "merged") and len(reads) == 4    # 1280 is stored
+    assert table_rows(spark, config, "items") == [row(i, "new" if i == 560 else "x") for i in range(1, 1601)]

@@ -8,6 +8,8 @@ newest version, skips files by their statistics and reads the edge's files: abou
 top of the last batch's keys, which the run wrote itself. Under the writer lock nobody else
 commits, so once an append has committed, every stored row whose first key is above `floor` is
 one it wrote: its keys above `floor`, held here, answer for the table until its next commit.
+They are held only after an append that met such an edge itself (a new pipeline's first batch,
+or a stream of new keys from one partition, meets none and runs no job for them).
 """
 
 from __future__ import annotations
