@@ -141,9 +141,9 @@ class CurrentState:
                 unresolved = (self._count_unresolved(beside, changes, view.keys, toasted, keys_within)
                               if toasted else lambda: {})
                 deletes = beside.submit(self._held_deletes, changes, view.keys, facts.get("d"))
-                # held after an append that met an edge: its partitions end at different keys, and the next will too
-                floor = (top_floor(table.key_range(), self.span.high_before)
-                         if new_keys_only and edge is not None else None)
+                # held after an append that met an edge (its partitions end at different keys,
+                # and the next batch's will too); an appended batch's range is `keys_within`
+                floor = top_floor(keys_within, self.span.high_before) if new_keys_only and edge is not None else None
                 top = beside.submit(written_top, changes, view.keys, floor) if floor is not None else None
                 figures.inserted, figures.updated, figures.deleted = merge_changes(
                     self.where, changes, view.keys, view.values, "d" in facts, batch.batch_id, batch.app_id,
