@@ -10,7 +10,8 @@ only when it has fewer records than `spark.cdcdelta.interpretBelowRecords` and i
 under SMALL_TABLES_BYTES together at their newest versions (a size known only of a table on this
 machine's disk, from the checksum Delta writes beside each commit); else compiled. cdc-delta's
 own local session sets it (infra/session.py); a session given to cdc-delta is left as it is
-unless it sets it. Until a batch's records are counted, the last batch's choice holds
+unless it sets it. A batch of Spark's Kafka source is counted from its offsets before its first
+job (planned.py); another, until its records are counted, runs as the last batch chose
 (interpreted before the first: decoding its records is the first job).
 
 Compiled, a batch's queries run adaptively only when its tables hold ADAPTIVE_FROM_BYTES or

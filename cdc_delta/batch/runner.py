@@ -31,6 +31,7 @@ from ..steps.decode import decode
 from ..steps.view import TableView
 from .codegen import Codegen
 from .facts import count_origins, read_origins, table_facts
+from .planned import planned_records
 from ..report import BatchContext, BatchReport, TableFigures
 from .schema import TableSchemas
 
@@ -119,6 +120,7 @@ class BatchHandler:
         batch = BatchContext(self.config.pipeline, batch_id, app_id or self.app_id,
                              BatchReport(self.config.pipeline, batch_id))
         report = batch.report
+        self._fit(planned_records(raw), raw.sparkSession)
         decoded = decode(raw, self.config.source_tables, self.config.decoding.max_value_bytes,
                          self.config.unmatched == "quarantine").persist()
         changes: dict[str, DataFrame] = {}
@@ -161,8 +163,7 @@ class BatchHandler:
             origins = read_origins(decoded)
             if not count_origins(origins, report):
                 return None
-            self.codegen.fit(report.records_in, decoded.sparkSession)
-            self.tasks = max(1, math.ceil(report.records_in / RECORDS_PER_TASK))
+            self._fit(report.records_in, decoded.sparkSession)
             views = self._views(origins, decoded)
             kept = early is not None and views == guess   # (built in the last batch's tasks: the same rows)
             if early is not None and not kept:
@@ -173,6 +174,14 @@ class BatchHandler:
         self.last_views = views
         report.quarantined = sum(r["bad"] for r in origins) + bad_changes
         return views, facts, bad_changes
+
+    def _fit(self, records: int | None, session: SparkSession) -> None:
+        """How the batch runs (codegen.py) and in how many tasks its changes are built, by its
+        records: once counted, or before its first job where the source tells (planned.py);
+        else the last batch's choice holds until they are counted."""
+        if records is not None:
+            self.codegen.fit(records, session)
+            self.tasks = max(1, math.ceil(records / RECORDS_PER_TASK))
 
     def _quarantined(self, batch: BatchContext, raw: DataFrame, decoded: DataFrame, changes: dict[str, DataFrame],
                      bad_changes: int, write: bool) -> DataFrame:

@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cdc_delta import cli
+from cdc_delta import Pipeline, cli
+from cdc_delta.batch.codegen import FACTORY_MODE, INTERPRET_BELOW
 from cdc_delta.config import load_config
+from cdc_delta.hooks import Hooks
 from cdc_delta.infra.kafka_io import create_topics, produce
 
 from ..conftest import FIXTURES, REPO, fixture_lines, read_jsonl
@@ -95,6 +97,35 @@ def test_random_workload_on_partitions_with_tombstones_and_malformed(spark, brok
     assert len(figures) >= 3
     assert sum(f["records_in"] for f in figures) == len(records)
     assert sum(f["kafka_tombstones"] for f in figures) == sum(1 for _, v in records if v is None)
+
+
+class ModeAtRead(Hooks):
+    """How the session runs expressions when a batch starts reading its records."""
+
+    def __init__(self, spark) -> None:
+        self.spark, self.modes = spark, []
+
+    def during(self, name: str):
+        if name == "read":
+            self.modes.append(self.spark.conf.get(FACTORY_MODE))
+        return super().during(name)
+
+
+def test_a_batch_is_counted_from_its_kafka_offsets_before_its_first_job(spark, broker, tmp_path):
+    """A batch of 1,200 records decodes compiled from its first job on, and the next of fewer
+    than 1,000 interpreted, each by its own offsets (batch/planned.py), not by the last batch's
+    choice (batch/codegen.py)."""
+    changes, records, path = workload_on_topic(broker, tmp_path, "pl.items", 13, 1500, 60, 0,
+                                               max_offsets_per_trigger=1200)
+    assert 1200 < len(records) < 2200
+    hooks, below = ModeAtRead(spark), spark.conf.get(INTERPRET_BELOW)
+    spark.conf.set(INTERPRET_BELOW, "1000")
+    try:
+        Pipeline.from_yaml(path).run(spark, hooks=hooks)
+    finally:
+        spark.conf.set(INTERPRET_BELOW, below)
+    assert hooks.modes == ["FALLBACK", "NO_CODEGEN"]
+    assert table_rows(spark, load_config(path), "items") == reference(changes)
 
 
 def test_lost_checkpoint_resumes_from_the_offsets_in_the_tables(spark, broker, tmp_path, capsys):

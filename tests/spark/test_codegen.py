@@ -9,6 +9,7 @@ import pytest
 from cdc_delta.batch import codegen as codegen_module
 from cdc_delta.batch.codegen import (ADAPTIVE, FACTORY_MODE, INTERPRET_BELOW, SMALL_TABLES_BYTES, WHOLE_STAGE,
                                      Codegen)
+from cdc_delta.batch.planned import planned_records
 from cdc_delta.errors import ConfigError
 from cdc_delta.lake.tables import DeltaLocation
 
@@ -114,3 +115,11 @@ def test_without_adaptive_execution_a_few_changes_are_joined_to_the_table_by_has
     plan = joined._jdf.queryExecution().executedPlan().toString()
     assert "ShuffledHashJoin" in plan and "SortMergeJoin" not in plan
     assert joined.count() == 10_000 + 10
+
+
+def test_a_frame_not_from_kafka_has_no_planned_count(spark):
+    """Only a Kafka micro-batch is counted before its first job (batch/planned.py); any other
+    frame, built from rows, from an RDD or from a range, is counted by its first job."""
+    assert planned_records(spark.createDataFrame([(1, "a")], "id int, v string")) is None
+    assert planned_records(spark.createDataFrame(spark.sparkContext.parallelize([(1,)]), "id int")) is None
+    assert planned_records(spark.range(3).select("id")) is None
