@@ -120,13 +120,15 @@ class BatchHandler:
         batch = BatchContext(self.config.pipeline, batch_id, app_id or self.app_id,
                              BatchReport(self.config.pipeline, batch_id))
         report = batch.report
-        self._fit(planned_records(raw), raw.sparkSession)
+        planned = planned_records(raw)
+        if planned is not None:
+            self._fit(planned, raw.sparkSession)
         decoded = decode(raw, self.config.source_tables, self.config.decoding.max_value_bytes,
                          self.config.unmatched == "quarantine").persist()
         changes: dict[str, DataFrame] = {}
         try:
             with self.hooks.during("read"), report.phase("read_decode"):
-                read = self._read(decoded, report, changes)
+                read = self._read(decoded, report, changes, fitted=planned is not None)
                 if read is None:
                     return report, None
                 views, facts, bad_changes = read
@@ -145,7 +147,7 @@ class BatchHandler:
             for df in (*changes.values(), decoded):
                 df.unpersist()
 
-    def _read(self, decoded: DataFrame, report: BatchReport, changes: dict[str, DataFrame]
+    def _read(self, decoded: DataFrame, report: BatchReport, changes: dict[str, DataFrame], fitted: bool
               ) -> tuple[dict[str, TableView], dict[str, dict[str, Row]], int] | None:
         """The batch's origins, each table's view and changes (persisted into `changes`, for the
         caller to unpersist), their facts and the number of bad changes; None for a batch of no
@@ -163,7 +165,8 @@ class BatchHandler:
             origins = read_origins(decoded)
             if not count_origins(origins, report):
                 return None
-            self._fit(report.records_in, decoded.sparkSession)
+            if not fitted:
+                self._fit(report.records_in, decoded.sparkSession)
             views = self._views(origins, decoded)
             kept = early is not None and views == guess   # (built in the last batch's tasks: the same rows)
             if early is not None and not kept:
@@ -175,13 +178,12 @@ class BatchHandler:
         report.quarantined = sum(r["bad"] for r in origins) + bad_changes
         return views, facts, bad_changes
 
-    def _fit(self, records: int | None, session: SparkSession) -> None:
+    def _fit(self, records: int, session: SparkSession) -> None:
         """How the batch runs (codegen.py) and in how many tasks its changes are built, by its
-        records: once counted, or before its first job where the source tells (planned.py);
-        else the last batch's choice holds until they are counted."""
-        if records is not None:
-            self.codegen.fit(records, session)
-            self.tasks = max(1, math.ceil(records / RECORDS_PER_TASK))
+        records: before its first job where the source tells them (planned.py), else once they
+        are counted (until then the last batch's choice holds)."""
+        self.codegen.fit(records, session)
+        self.tasks = max(1, math.ceil(records / RECORDS_PER_TASK))
 
     def _quarantined(self, batch: BatchContext, raw: DataFrame, decoded: DataFrame, changes: dict[str, DataFrame],
                      bad_changes: int, write: bool) -> DataFrame:
