@@ -28,6 +28,7 @@ from cdc_delta.infra.kafka_io import create_topics, produce
 
 from .alone import alone
 from .broker import PARTITIONS, kafka
+from .event_log import event_log_env
 from .measure import REPO, freshness, jsonl, percentile
 from .stream import Stream
 from .tables import pipeline_config, seed_fresh
@@ -72,7 +73,8 @@ def _cdc_delta(work: Path, topic: str, bootstrap: str, trigger: str, max_offsets
     config.write_text(yaml.safe_dump(pipeline_config(work, topic, bootstrap, max_offsets, trigger_config)))
     with open(work / "cdc_delta.log", "w") as log:
         service = subprocess.Popen([PY, "-m", "cdc_delta", "run", "--config", str(config), "--metrics-json",
-                                    str(metrics)], cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+                                    str(metrics)], cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                                   env=_with_event_log(work / "cdc_delta.events"))
     return service, lambda: jsonl(metrics)
 
 
@@ -84,13 +86,20 @@ def _seed_recipe(work: Path, topic: str, bootstrap: str, trigger: str, max_offse
     with open(work / "seed_recipe.log", "w") as log:
         service = subprocess.Popen([PY, "-m", "benchmarks.seed_recipe", bootstrap, topic, str(work / "seed_recipe"),
                                     str(work / "seed_recipe_ck"), str(max_offsets), "0", str(times), trigger,
-                                    str(progress)], cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+                                    str(progress)], cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                                   env=_with_event_log(work / "seed_recipe.events"))
 
     def batches() -> list[dict]:
         ended = {b["batch_id"]: b["finished_at"] for b in jsonl(times)}
         return [{**p, "finished_at": ended[p["batch_id"]]} for p in jsonl(progress) if p["batch_id"] in ended]
 
     return service, batches
+
+
+def _with_event_log(folder: Path) -> dict[str, str]:
+    """The service's environment, writing Spark's event log into `folder` (for
+    `python -m benchmarks.event_log`)."""
+    return {**os.environ, **event_log_env(folder)}
 
 
 SERVICES = {"cdc_delta": _cdc_delta, "seed_recipe": _seed_recipe}
