@@ -11,6 +11,7 @@ import json
 import pytest
 
 from devtools.encode import EventWriter
+from cdc_delta.lake import file_stats
 from cdc_delta.lake.deletion_vectors import ENABLE
 from cdc_delta.lake.tables import DeltaLocation, table_properties
 
@@ -92,3 +93,19 @@ def test_the_checksum_read_from_the_file_and_from_delta_agree(spark, tmp_path):
         assert (from_delta["version"], from_delta["numFiles"], from_delta["numDeletedRecordsOpt"]) == (2, 2, 10)
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+@pytest.mark.parametrize("mapped", [False, True], ids=["by name", "column mapping"])
+def test_the_rows_and_key_bounds_the_checksum_lists_agree_with_delta(spark, tmp_path, mapped):
+    """lake/file_stats.py: the rows less those deletion vectors mark, and bounds that hold every
+    stored key (a file's statistics keep its marked rows); no bounds where the statistics name
+    columns otherwise."""
+    path = str(tmp_path / "listed")
+    mapping = ", 'delta.columnMapping.mode' = 'name'" if mapped else ""
+    spark.sql(f"CREATE TABLE delta.`{path}` (id bigint) USING delta TBLPROPERTIES ('{ENABLE}' = 'true'{mapping})")
+    spark.range(100).repartition(2).write.format("delta").mode("append").save(path)
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE id % 10 = 0")
+    checksum = DeltaLocation(path=path).checksum()
+    assert checksum["numDeletedRecordsOpt"] == 10
+    assert file_stats.live_rows(checksum) == spark.read.format("delta").load(path).count() == 90
+    assert file_stats.int_bounds(checksum, "id") == (None if mapped else (0, 99))

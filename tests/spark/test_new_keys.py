@@ -7,6 +7,7 @@ import pytest
 
 from devtools.encode import EventWriter
 from cdc_delta.debezium.logical import TOAST_PLACEHOLDER
+from cdc_delta.lake import file_stats
 from cdc_delta.lake.tables import DeltaLocation
 from cdc_delta.sinks.current_state import CurrentState
 
@@ -188,3 +189,22 @@ def test_an_edge_below_the_held_keys_or_after_another_commit_is_asked_of_the_tab
     report, _ = h.process(snapshot_batch(spark, [1280, *range(1301, 1601)], 1301), 4)
     assert written(config, report) == ("MERGE", "merged") and len(reads) == 4    # 1280 is stored
     assert table_rows(spark, config, "items") == [row(i, "new" if i == 560 else "x") for i in range(1, 1601)]
+
+
+def test_a_restarted_run_takes_the_stored_keys_span_from_the_checksum(spark, tmp_path, monkeypatch):
+    """A run's first batch into a table with rows reads the span of its first key from the files
+    the table's checksum lists (lake/file_stats.py), not with a Spark job; a snapshot taken
+    again is still merged and new keys above the span appended."""
+    config = make_config(tmp_path, [items()])
+    handler(spark, config).process(snapshot_batch(spark, range(1, 21), 0), 0)
+    listed = []
+    original = file_stats.int_bounds
+    monkeypatch.setattr(file_stats, "int_bounds", lambda *a: listed.append(original(*a)) or listed[-1])
+    h = handler(spark, config)           # a restart: the span is read again
+    report, _ = h.process(raw_batch(spark, [PG.event("r", None, row(i, "again"), 30, 3, snapshot=True)
+                                            for i in (15, 10, 5)], first_offset=20), 1)
+    assert listed == [(1, 20)]
+    assert written(config, report) == ("MERGE", "merged") and report.tables["items"].updated == 3
+    report, _ = h.process(snapshot_batch(spark, range(21, 31), 23), 2)
+    assert written(config, report) == ("WRITE", "appended") and report.tables["items"].inserted == 10
+    assert table_rows(spark, config, "items") == [row(i, "again" if i in (5, 10, 15) else "x") for i in range(1, 31)]

@@ -21,7 +21,7 @@ from ...frame import OP, SEQ_COLUMN
 from ...hooks import Hooks
 from ...infra.conditions import all_of
 from ...infra.names import col, quote
-from ...lake import deletion_vectors
+from ...lake import deletion_vectors, file_stats
 from ...lake.statistics import keep_stats_property, with_stats_property
 from ...lake.tables import META_COLUMNS, DeltaLocation, columns_ddl, create_if_missing, table_properties
 from ...steps.changes import ROW_OPS
@@ -165,8 +165,12 @@ class CurrentState:
             changes.unpersist()
 
     def _count_rows(self) -> int:
-        """The table's rows (Delta counts them from its files' statistics)."""
-        return 0 if self.where.as_created() else self.where.read(self.spark).count()
+        """The table's rows, from its files' statistics: as the checksum lists them (without a
+        Spark job), else as Delta counts them."""
+        if self.where.as_created():
+            return 0
+        rows = file_stats.live_rows(self.where.checksum())
+        return rows if rows is not None else self.where.read(self.spark).count()
 
     def news(self, table: TableInput) -> DataFrame:
         """The batch's distinct changes newer than what the table holds of their key (its row,
@@ -245,10 +249,18 @@ class CurrentState:
         return bool(stored.alias("t").join(F.broadcast(near.alias("s")), same_key, "left_semi").limit(1).collect())
 
     def _stored_key_span(self, key: str) -> Span | None:
-        """The lowest and highest stored first key (Delta answers it from its files'
-        statistics); None when no row is stored."""
+        """The lowest and highest stored first key, from its files' statistics: as the
+        checksum lists them (without a Spark job), else as Delta answers; None when no row is
+        stored."""
         if self.locked and self.where.as_created():
             return None
+        checksum = self.where.checksum()
+        rows = file_stats.live_rows(checksum)
+        if rows == 0:
+            return None
+        listed = file_stats.int_bounds(checksum, key) if rows is not None else None
+        if listed is not None:
+            return listed
         low, high = self.where.read(self.spark).agg(F.min(col(key)), F.max(col(key))).first()
         return None if low is None else (int(low), int(high))
 
