@@ -1,9 +1,9 @@
 """What a table's files say of its rows, read from the checksum Delta writes beside each commit
 (DeltaLocation.checksum) when it lists every live file (`allFiles`, which Delta writes for a
-table of few files): their statistics give the table's rows and a column's lowest and highest
-value without a Spark job. Asked of Delta, each is a query, and the first of a run waits
-while Delta builds the table's state (the stored key span took about 3 s of a run's first
-batch, sinks/current_state).
+table of under 50 files by default, `spark.databricks.delta.allFilesInCrc.*`): their
+statistics give the table's rows and a column's lowest and highest value without a Spark job.
+Asked of Delta, each is a query, and the first of a run waits while Delta builds the table's
+state (the stored key span took about 3 s of a run's first batch, sinks/current_state).
 
 Each answer is None where the checksum does not tell it exactly: no checksum or no file list,
 a file without statistics or without the column's bounds, columns stored under other names
